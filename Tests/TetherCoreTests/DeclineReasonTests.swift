@@ -319,6 +319,47 @@ import Testing
         #expect(fx.tracker.dropped("D@2") == 1 && fx.tracker.dropped("S") == 1 && fx.tracker.badDrops == 0)
     }
 
+    /// An ALL slot's item registered in a level after the component's read (`childLocal` before branch failunder2: the
+    /// walk listed the tables and met an item in no slot), forced by the recorder's hook: reaching the root's S, not
+    /// cached, registers `P#2` in the resolving child or in a stacked mid. The walk lists the component's levels over the
+    /// owner's list (`Recorder.allRegistrations`: `P#0`, `P#1`); that plan does not fit the child any more, so the resolve
+    /// records once more through the child as it is (`componentCreationPlan`), whose run lists all three, as the build
+    /// reading the tables after the change.
+    @Test(arguments: [false, true]) func anAllItemRegisteredInALevelWhileThePlanRecordsIsAPlan(stacked: Bool) throws {
+        let fx = try Fixture()
+        try fx.register("S", scope: .singleton)
+        try fx.register("H", [dep("S"), .all(Key("P")), dep("Req")])
+        try fx.register("P#0")
+        let mid = try fx.child()
+        let request = try fx.child(of: mid)
+        try fx.register("Own", in: mid)
+        try fx.register("Req", in: request)
+        let target = stacked ? mid : request
+        try fx.register("P#1", in: target)
+        let added = Box(false)
+        let counts = try withTestHook {
+            Plan.Recorder.setBeforeReadingCache { r in
+                guard fx.owns(r), r.key == Key("S"), !added.value else { return }
+                added.value = true
+                _ = try? fx.register("P#2", in: target)
+            }
+            defer { Plan.Recorder.setBeforeReadingCache(nil) }
+            return try counted {
+                // (Its ALL slot's word is a list, not an object: `tree` does not read it.)
+                let h = try fx.resolve("H", in: request)
+                withExtendedLifetime(h) { #expect(Obj.of(h).dep(0).label == "S" && Obj.of(h).dep(2).label == "Req") }
+            }
+        }
+        #expect(added.value)
+        #expect(counts == ["resolves": 1], "\(counts)")
+        #expect(fx.tracker.made("P#0") == 1 && fx.tracker.made("P#1") == 1 && fx.tracker.made("P#2") == 1 && fx.tracker.made("S") == 1)
+        #expect(fx.tracker.log.filter { $0.hasPrefix("make P") } == ["make P#0", "make P#1", "make P#2"], "\(fx.tracker.log)")
+        _ = try request.close()
+        _ = try mid.close()
+        _ = try fx.container.close()
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
+
     /// A bridge that keeps replaced plans (the core on its own; the ABI's retires them): past `maxPlans` (16)
     /// configurations a registration keeps no more (`planLimit` before, the build): each resolve records a plan
     /// its run alone holds (`Registration.oneShotPlan`), let go of when the resolve ends; over a stream of

@@ -139,4 +139,100 @@ import Testing
         #expect(run.seen[0][1] == "K0(K1@a,K5@a)" && run.seen[0][2].hasPrefix("notFound"), "\(run.seen[0])")
         #expect(run.seen[0].last == "K1@a made 1, K1@b made 0")
     }
+
+    /// The container-scoped frame under a singleton from further up (`S`, not cached, registered in the root): the build's
+    /// frame reads its cache in the singleton's container, not the resolving child's (`failureUnderContainer` before branch
+    /// failunder2, the build). Cached in the root, a child's resolve takes it there (the variant, its leaf read in the root:
+    /// `Failing.containerLookups`, `Step.lookup`); the next resolve finds `S` cached. A cycle and a key not registered alike.
+    @Test(arguments: [false, true]) func aFailureUnderASingletonsContainerKeyCachedInItsContainer(missing: Bool) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("K1", [.all(Key(missing ? "K3" : "H"))], scope: .container)
+            var seen = [outcome(fx, "K1")]
+            if missing { try fx.register("K3", [dep("K9")]) }
+            try fx.register("S", [dep("K1")], scope: .singleton)
+            try fx.register("H", [dep("S")])
+            let child = try fx.child()
+            seen += [outcome(fx, "H", in: child), outcome(fx, "H", in: child), outcome(fx, "H")]
+            _ = try child.close()
+            seen.append("K1 made \(fx.tracker.made("K1")), S made \(fx.tracker.made("S")), H made \(fx.tracker.made("H"))")
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["K1", "H(S(K1))", "H(S(K1))", "H(S(K1))", "K1 made 1, S made 1, H made 3"], "\(run.seen[0])")
+    }
+
+    /// Not cached in the singleton's container (a child's cached one is not the build's): the failing plan's error, with
+    /// the build's path; once cached in the root, the variant.
+    @Test func aCycleUnderASingletonsContainerKeyCachedOnlyInAChildIsTheError() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("K1", [.all(Key("H"))], scope: .container)
+            let child = try fx.child()
+            var seen = [outcome(fx, "K1", in: child)]
+            try fx.register("S", [dep("K1")], scope: .singleton)
+            try fx.register("H", [dep("S")])
+            seen += [outcome(fx, "H", in: child), outcome(fx, "H")]
+            _ = try child.close()
+            seen.append("K1 made \(fx.tracker.made("K1")) dropped \(fx.tracker.dropped("K1")), S made \(fx.tracker.made("S"))")
+            return seen
+        }
+        #expect(run.counts == ["resolves": 3], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0].count == 4 && run.seen[0][1].hasPrefix("cycle") && run.seen[0][1].contains("\"H\" -> \"S\" -> \"K1\" -> \"H\""),
+                "\(run.seen[0])")
+        #expect(run.seen[0][2] == run.seen[0][1] && run.seen[0][3] == "K1 made 1 dropped 1, S made 0", "\(run.seen[0])")
+    }
+
+    /// A stacked level's singleton (`S` registered in `mid`, between the resolving child and the owner) over that level's
+    /// container-scoped `K1`, cached in `mid`: the build's frame reads it there (the level of each run, `lookupSlot`).
+    @Test func aCycleUnderAStackedLevelsSingletonsContainerKeyCachedInTheLevel() throws {
+        let run = try bothPaths { fx -> [String] in
+            let mid = try fx.child()
+            try fx.register("K1", [.all(Key("H"))], scope: .container, in: mid)
+            var seen = [outcome(fx, "K1", in: mid)]
+            try fx.register("S", [dep("K1")], scope: .singleton, in: mid)
+            try fx.register("H", [dep("S"), dep("Own")])
+            for name in ["a", "b"] {
+                let request = try fx.child(of: mid)
+                try fx.register("Own", in: request, label: "Own@\(name)")
+                seen += [outcome(fx, "H", in: request), outcome(fx, "H", in: request)]
+                _ = try request.close()
+            }
+            _ = try mid.close()
+            seen.append("K1 made \(fx.tracker.made("K1")), S made \(fx.tracker.made("S"))")
+            return seen
+        }
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["K1", "H(S(K1),Own@a)", "H(S(K1),Own@a)", "H(S(K1),Own@b)", "H(S(K1),Own@b)", "K1 made 1, S made 1"],
+                "\(run.seen[0])")
+    }
+
+    /// Five sibling container-scoped keys, each over a key not registered (`K9`) through an ALL item registered after it
+    /// was cached: the walk meets the error under `K1`; the build taking `K1` cached meets it under `K2`, and so on, each
+    /// variant one more leaf (past `Plan.maxContainerLeaves`, 4, before branch failunder2: `failureUnderContainer`, the
+    /// build). Variants recorded on first pick: from the root (all cached) the build's instance; from a child with the
+    /// first three cached, the error under `K4`; from a child with none, the error under `K1`.
+    @Test func variantsNestedPastFourLeavesAreRecordedOnFirstPick() throws {
+        let run = try bothPaths { fx -> [String] in
+            let keys = (1...5).map { "K\($0)" }
+            for (i, key) in keys.enumerated() { try fx.register(key, [.all(Key("X\(i + 1)"))], scope: .container) }
+            let some = try fx.child()
+            var seen = keys.map { outcome(fx, $0) } + keys.prefix(3).map { outcome(fx, $0, in: some) }
+            for i in 1...5 { try fx.register("X\(i)", [dep("K9")]) }
+            try fx.register("H", keys.map { dep($0) })
+            let none = try fx.child()
+            seen += [outcome(fx, "H"), outcome(fx, "H", in: some), outcome(fx, "H", in: none), outcome(fx, "H"), outcome(fx, "H", in: some)]
+            _ = try some.close()
+            _ = try none.close()
+            seen.append("K made \(keys.map { fx.tracker.made($0) }), H made \(fx.tracker.made("H"))")
+            return seen
+        }
+        #expect(run.counts == ["resolves": 13], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        let seen = run.seen[0]
+        #expect(seen[8] == "H(K1,K2,K3,K4,K5)" && seen[11] == seen[8], "\(seen)")
+        #expect(seen[9].hasPrefix("notFound") && seen[9].contains("X4") && seen[10].hasPrefix("notFound") && seen[10].contains("X1"), "\(seen)")
+        #expect(seen[12] == seen[9] && seen.last == "K made [2, 2, 2, 1, 1], H made 2", "\(seen)")
+    }
 }

@@ -1371,9 +1371,11 @@ extension Plan {
     /// nil: not cached (the plan declines).
     @inline(__always)
     private func takeInResolving<B>(_ shared: SharedStep, _ locals: Locals<B>) -> Ref<Instance>? {
-        // (A child's plan's local leaf: the resolving child's registration, `fits` wrote it.)
+        // (A child's plan's local leaf: the resolving child's registration, `fits` wrote it. Asked for under a
+        // singleton from further up: that one's container's cache, `Step.lookup`.)
         registration(shared.step, locals).borrow { r in
-            locals.request.unsafelyUnwrapped.pointee.resolving.borrow { SharedCache.cached(r, shared.scope, in: $0) }
+            (self.lookup(of: shared.step, locals.base) ?? locals.request.unsafelyUnwrapped.pointee.resolving)
+                .borrow { SharedCache.cached(r, shared.scope, in: $0) }
         }
     }
 

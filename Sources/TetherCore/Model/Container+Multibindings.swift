@@ -16,15 +16,22 @@ extension Container {
         var chain: [Container] = []
         var next: Container? = self
         while let c = next { chain.append(c); next = c.parent }
-        let prefix = key.name + "#"
         var result: [Registration] = []
+        for c in chain.reversed() { result = Self.listed(c.ownRegistrations(), for: key, moved: c.undecoratedKeys(), over: result) }
+        return result
+    }
+
+    /// `list` (what the containers further out list for `key`) with one container's registrations `own` over it:
+    /// those named `key` or `key#name`, not `moved` (a decorated element is listed once, decorated), in registration
+    /// order, each taking the place of its key's listed one, a new key added after. One rule: `listRegistrations`
+    /// reads the tables; a child's plan's walk reads its component's levels (`Plan.Recorder.allRegistrations`).
+    static func listed(_ own: [Registration], for key: Key, moved: Set<Key>, over list: [Registration]) -> [Registration] {
+        let prefix = key.name + "#"
+        var result = list
         var place: [Key: Int] = [:]
-        for c in chain.reversed() {
-            let moved = c.undecoratedKeys()  // a decorated element is listed once, decorated
-            let own = c.ownRegistrations().filter { ($0.key == key || $0.key.name.hasPrefix(prefix)) && !moved.contains($0.key) }
-            for r in own.sorted(by: { $0.order < $1.order }) {
-                if let i = place[r.key] { result[i] = r } else { place[r.key] = result.count; result.append(r) }
-            }
+        for (i, r) in list.enumerated() { place[r.key] = i }
+        for r in own.filter({ ($0.key == key || $0.key.name.hasPrefix(prefix)) && !moved.contains($0.key) }).sorted(by: { $0.order < $1.order }) {
+            if let i = place[r.key] { result[i] = r } else { place[r.key] = result.count; result.append(r) }
         }
         return result
     }

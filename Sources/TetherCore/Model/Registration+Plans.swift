@@ -43,7 +43,9 @@ extension Registration {
     private static func picked(_ plan: Borrowed<Plan>?, _ container: Container,
                                _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
         guard let plan, !plan.borrow({ $0.declines }) else { return nil }
-        return plan.borrow { $0.pickedForCaches(container, locals) }
+        // (A failing plan's variant whose walk declined: the build serves that state, `Plan.declinedVariant`.)
+        let picked = plan.borrow { $0.pickedForCaches(container, locals) }
+        return picked.borrow { $0.declines } ? nil : picked
     }
 
     /// Whether the last resolve from this registration's container found a plan
@@ -298,10 +300,15 @@ extension Registration {
         let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration && $0.hasLocals } } ?? [] }
         // The last `fits` wrote `locals` for the plan found.
         if let found = known.last(where: { $0.fits(child, owner, progress) && $0.matchesCaches(progress.pointee.locals) }) { return .init(found) }
-        guard mayRecordCreation(configuration) else { return oneShotPlan(configuration, child: child, owner, progress) }
-        let plan = try? Plan.record(self, configuration: configuration, child: child, creating: true)
-        guard let installed = installCreationPlan(plan, configuration), installed.borrow({ $0.fits(child, owner, progress) }) else { return nil }
-        return installed
+        // A plan that does not fit `child` once recorded: a level of it registered while the walk read the component
+        // (an ALL slot's new item, say); recorded once more through the child as it is now, as the build reads it.
+        for _ in 0..<2 {
+            guard mayRecordCreation(configuration) else { return oneShotPlan(configuration, child: child, owner, progress) }
+            let plan = try? Plan.record(self, configuration: configuration, child: child, creating: true)
+            guard let installed = installCreationPlan(plan, configuration) else { return nil }
+            if installed.borrow({ $0.fits(child, owner, progress) }) { return installed }
+        }
+        return nil
     }
 
     /// Whether a creation plan may be recorded and kept for `configuration`: retiring, always (the oldest
@@ -360,13 +367,13 @@ extension Registration {
                 address = withRare { $0.lastComponentPlan.load(ordering: .acquiring) } ?? 0
                 if address == Self.noMorePlans { return creationDecline ?? .other }  // (the one-shot plan's)
                 // The declined plan the resolve found (retiring), else the last decline recorded.
-                if address != 0, let declined = Borrowed<Plan>(word: address)!.borrow({ $0.declines ? $0.decline : nil }) { return declined }
+                if address != 0, let declined = Borrowed<Plan>(word: address)!.borrow({ $0.declines ? $0.decline : $0.declinedVariant }) { return declined }
                 return lock.withSpinLock { withRare { $0.componentDecline } ?? nil } ?? .other
             }
         }
         if address == Self.noMorePlans { return creationDecline ?? .other }  // (the one-shot plan's)
         guard address != 0 else { return .other }
-        return Borrowed<Plan>(word: address)!.borrow { $0.declines ? $0.decline : .other }
+        return Borrowed<Plan>(word: address)!.borrow { $0.declines ? $0.decline : $0.declinedVariant ?? .other }
     }
 
     /// Records the plan of a new configuration against the caches' state (`Plan.record(creating:)`):

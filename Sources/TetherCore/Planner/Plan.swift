@@ -408,10 +408,19 @@ final class Plan: @unchecked Sendable {
         /// resolving container takes it there and never meets the error (the outermost cached one: it asks for
         /// nothing under it). Each run checks their caches before any factory (`Plan.pickedForCaches`).
         var containers: [Int] = []
-        /// Per `containers` entry: the plan of the build that takes that frame's key cached (recorded with it a leaf
-        /// taken from the resolving container's cache, `Recorder.leafContainers`, and the rest walked on past it),
-        /// which a run finding it cached (and none further out) runs instead.
-        var variants: [Plan] = []
+        /// Per `containers` entry (keyed by its number), recorded on its first pick: the plan of the build that takes that frame's
+        /// key cached (walked again with it a leaf taken from its cache besides `leaves`, `Recorder.leafContainers`,
+        /// and the rest walked on past it), which a run finding it cached (and none further out) runs instead
+        /// (`Plan.variant`). Nil: no container-scoped frame was open.
+        var variants: MixedVariants?
+        /// What a variant's walk records: from `root`, creating or not (`Plan.record(creating:)`), with these leaves.
+        var root: Borrowed<Registration>?
+        var creating = false
+        var leaves = Leaves()
+        /// Per `containers` entry: the container whose cache the build reads for that frame when not the resolving
+        /// one (`Step.lookup`: a frame under a singleton from further up, `Recorder.Frame.foreign`), or a stacked
+        /// level's slot (`Step.lookupSlot`, -1: `lookup`); nil and -1: the resolving container's.
+        var containerLookups: [(lookup: Borrowed<Container>?, slot: Int)] = []
 
         func opened(by step: Int) -> [Borrowed<Registration>] { Array(open[..<depth[step]]) }
         /// Whether a frame of a shared registration was open at the error: a creation walk's (one cached is a
@@ -465,36 +474,95 @@ final class Plan: @unchecked Sendable {
     /// factory runs, as the build reads the cache where its walk asks: an instance published there stays until
     /// the container closes. `locals`: a child's plan's, written by `fits` (a local frame's registration).
     func pickedForCaches(_ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
-        guard let failing, !failing.variants.isEmpty else { return .init(self) }
+        guard let failing, !failing.containers.isEmpty else { return .init(self) }
         for (n, frame) in failing.containers.enumerated() {
             let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
             let registration = local < 0 ? failing.open[frame] : locals[local]
-            guard let hit = registration.borrow({ r in SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: container) }) else { continue }
+            // (Under a singleton from further up: that one's container's cache, as the build's frame reads it.)
+            let (lookup, slot) = failing.containerLookups[n]
+            let cache = slot >= 0 ? Self.level(of: slot, locals) : lookup ?? Borrowed(container)
+            guard let hit = registration.borrow({ r in cache.borrow { SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: $0) } })
+            else { continue }
             hit.release()
-            return failing.variants[n].pickedForCaches(container, locals)
+            return variant(n, container, locals).borrow { $0.pickedForCaches(container, locals) }
         }
         return .init(self)
     }
 
-    /// The most container-scoped leaves a variant's walk takes (`Failing.variants`, each adding one): past them the
-    /// failing plan is not recorded (`failureUnderContainer`).
-    static var maxContainerLeaves: Int { 4 }
+    /// Container-scoped registrations a walk takes as leaves from their caches (`Recorder.leafContainers`), not walked
+    /// into: a failing plan's variant's. A child's own registration by its slot in the component (`Recorder.leafSlots`):
+    /// the same in every child the plan serves (`fits`), whose registrations there are each run's.
+    struct Leaves: Sendable {
+        var ids: Set<ObjectIdentifier> = []
+        var slots: Set<Int> = []
+    }
 
-    /// `failing` with its `variants`, each recorded by `record` with its frame's key a leaf besides `leaves`.
-    /// Throws when one declines, or past `maxContainerLeaves`, or a frame's cache is not the resolving container's
-    /// (`Recorder.met`: under a singleton from further up).
-    private static func withVariants(_ failing: Failing, leaves: Set<ObjectIdentifier>,
-                                     _ record: (Set<ObjectIdentifier>) throws(Decline) -> Plan) throws(Decline) -> Failing {
+    /// `failing` with what records its `variants` on first need (`variant`): from `root`, `creating` or not, `leaves`.
+    private static func withVariants(_ failing: Failing, _ root: Registration, creating: Bool, leaves: Leaves) -> Failing {
         guard !failing.containers.isEmpty else { return failing }
-        guard leaves.count < maxContainerLeaves else { throw .failureUnderContainer }
         var failing = failing
-        for frame in failing.containers {
-            let variant = try record(leaves.union([ObjectIdentifier(failing.open[frame].object)]))
-            guard !variant.declines else { throw variant.decline }
-            failing.variants.append(variant)
-        }
+        (failing.variants, failing.root, failing.creating, failing.leaves) = (MixedVariants(), Borrowed(root), creating, leaves)
         return failing
     }
+
+    /// The variant of container frame `failing.containers[n]` (`Failing.variants`), recorded now if no pick needed it
+    /// before (as `mixedVariant`, per state under the store's lock): walked from `container` for a child's plan (the
+    /// resolving child, which `fits` it). A declined plan when its walk declines (the build serves that state), or
+    /// when the configuration (or a child's component) changed since this plan was recorded (not kept: a race).
+    private func variant(_ n: Int, _ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
+        let failing = failing.unsafelyUnwrapped
+        let frame = failing.containers[n]
+        let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
+        var leaves = failing.leaves
+        if local < 0 { leaves.ids.insert(ObjectIdentifier(failing.open[frame].object)) } else { leaves.slots.insert(local) }
+        let recorded = failing.variants.unsafelyUnwrapped.plans.withLock { plans -> Plan? in
+            if let known = plans.first(where: { $0.cached == UInt(n) }) { return known.plan }
+            let root = failing.root.unsafelyUnwrapped.object
+            guard root.container.configuration == configuration else { return nil }
+            let plan: Plan
+            do throws(Decline) {
+                plan = try Self.recordVariant(root, configuration: configuration, creating: failing.creating,
+                                              child: hasLocals ? container : nil, leaves: leaves)
+            } catch {
+                plan = Self.declined(configuration, error)
+            }
+            guard plan.declines || plan.hasSameComponent(as: self) else { return nil }
+            plans.append((UInt(n), plan))
+            return plan
+        }
+        return .init(recorded ?? Self.unrecordedVariant)
+    }
+
+    /// What `variant` returns when the configuration changed meanwhile: the build serves that run.
+    private static let unrecordedVariant = declined(0, .failureUnderContainer)
+
+    /// A variant's walk (`variant`): as the failing plan's, `leaves` taken from their caches. A child's creating walk
+    /// that creates nothing: its warm plan.
+    private static func recordVariant(_ root: Registration, configuration: UInt, creating: Bool, child: Container?,
+                                      leaves: Leaves) throws(Decline) -> Plan {
+        guard let child else { return try record(root, configuration: configuration, creating: creating, leaves: leaves) }
+        do throws(Decline) {
+            return try record(root, configuration: configuration, child: child, creating: creating, leaves: leaves)
+        } catch {
+            guard creating && error == .notCached else { throw error }
+            return try record(root, configuration: configuration, child: child, leaves: leaves)
+        }
+    }
+
+    /// Whether `other`'s component has this plan's slots (a variant recorded through the resolving child: each of its
+    /// local steps names a slot `fits` wrote for this plan). None for an owner's plans.
+    private func hasSameComponent(as other: Plan) -> Bool {
+        component.count == other.component.count && zip(component, other.component).allSatisfy { a, b in
+            a.key == b.key && a.scope == b.scope && a.paramInfo == b.paramInfo && a.completes == b.completes && a.cleared == b.cleared
+                && a.startsLevel == b.startsLevel
+        }
+    }
+
+    /// The reason of a variant recorded declined (`variant`): why a resolve this failing plan picked for went to the build.
+    var declinedVariant: Decline? {
+        failing?.variants?.plans.withLock { plans in plans.first { $0.plan?.declines == true }?.plan?.decline }
+    }
+
     var stepCount: Int { steps.count }
 
 
@@ -506,7 +574,7 @@ final class Plan: @unchecked Sendable {
         self.needsContainersUncached = needsContainersUncached
         self.failure = failing?.error
         fails = failing != nil
-        servesAsPicked = !(steps.isEmpty && failing == nil) && (failing?.variants.isEmpty ?? true)
+        servesAsPicked = !(steps.isEmpty && failing == nil) && (failing?.variants == nil)
         self.failing = failing
         var steps = steps
         var arena = LineArena()
@@ -813,7 +881,7 @@ final class Plan: @unchecked Sendable {
     /// `leaves`: container-scoped registrations taken from the resolving container's cache, not walked into (a
     /// failing plan's variant, `Failing.variants`).
     static func record(_ root: Registration, configuration: UInt, creating: Bool = false,
-                       leaves: Set<ObjectIdentifier> = []) throws(Decline) -> Plan {
+                       leaves: Leaves = Leaves()) throws(Decline) -> Plan {
         // A container-scoped root not cached in the resolving container is a container step: its run claims,
         // makes and publishes it there (`takeContainer`), or takes the one another resolve published meanwhile.
         // A singleton or weak root is a creation step when no cache holds it, else (the warm plan) a shared
@@ -824,7 +892,7 @@ final class Plan: @unchecked Sendable {
         recorder.makesContainer = true
         recorder.createsUncached = creating
         recorder.recordsSlots = true
-        recorder.leafContainers = leaves
+        recorder.leafContainers = leaves.ids
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration, leaves: leaves) }
             if recorder.decline == .containerInput {
@@ -838,10 +906,8 @@ final class Plan: @unchecked Sendable {
             if recorder.readsRequest && recorder.steps.contains(where: { $0.creates }) {
                 return try record(root, configuration: configuration, leaves: leaves)
             }
-            // Under container-scoped frames: the plans of the builds that take one of them cached.
-            let failing = try withVariants(met, leaves: leaves) { (more: Set<ObjectIdentifier>) throws(Decline) in
-                try record(root, configuration: configuration, creating: creating, leaves: more)
-            }
+            // Under container-scoped frames: the plans of the builds that take one of them cached, on first need.
+            let failing = withVariants(met, root, creating: creating, leaves: leaves)
             // Slots made per resolve before the failure: made as the build's (`finishSlots`).
             try recorder.finishSlots()
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
@@ -872,10 +938,11 @@ final class Plan: @unchecked Sendable {
     /// cannot tell at once whether every container step is cached).
     /// `child`: a child's plan (`record(_:configuration:child:)`), both over its component. `leaves`: as `record`'s.
     private static func recordWithCachedVariant(_ root: Registration, configuration: UInt, child: Container? = nil,
-                                                leaves: Set<ObjectIdentifier> = []) throws(Decline) -> Plan {
+                                                leaves: Leaves = Leaves()) throws(Decline) -> Plan {
         guard !root.spec.scope.isPerResolvingContainer else { throw .containerInput }
         let made = try child.map { c throws(Decline) in try childRecorder(root, c) } ?? Recorder(lookup: root.container, allowsArguments: true)
-        (made.makesContainer, made.recordsSlots, made.marksUnderContainer, made.leafContainers) = (true, true, false, leaves)
+        (made.makesContainer, made.recordsSlots, made.marksUnderContainer) = (true, true, false)
+        (made.leafContainers, made.leafSlots) = (leaves.ids, leaves.slots)
         // (A failing walk: its steps under a container step taken outside too, `visit`; not a plan's.)
         guard made.visit(Borrowed(root)) != nil else { throw made.decline == .metFailure ? .containerInput : made.decline }
         let cached: Recorder
@@ -962,10 +1029,10 @@ final class Plan: @unchecked Sendable {
     /// for runs that find no container step cached (`needsContainersUncached`; one finding one cached declines:
     /// the warm plan's `cachedVariant` serves that state once the creation steps are cached). Nil: it creates
     /// nothing, or the walk declines otherwise.
-    private static func recordCreatingUnmarked(_ root: Registration, configuration: UInt, leaves: Set<ObjectIdentifier> = []) -> Plan? {
+    private static func recordCreatingUnmarked(_ root: Registration, configuration: UInt, leaves: Leaves = Leaves()) -> Plan? {
         let recorder = Recorder(lookup: root.container, allowsArguments: true)
         (recorder.makesContainer, recorder.recordsSlots, recorder.marksUnderContainer, recorder.createsUncached) = (true, true, false, true)
-        recorder.leafContainers = leaves
+        recorder.leafContainers = leaves.ids
         guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }),
               (try? recorder.finishSlots()) != nil else { return nil }
         // A run finding every container step cached: the build's walk then, those leaves taken from the resolving
@@ -1001,11 +1068,8 @@ final class Plan: @unchecked Sendable {
             // value steps (`record`'s rule: the warm plan replays into the graph with the request).
             guard !recorder.declinedCreating, let met = recorder.failing(), recorder.steps.contains(where: { $0.creates }),
                   !recorder.readsRequest, (try? recorder.finishSlots()) != nil else { return nil }
-            // Under container-scoped frames: the plans of the builds that take one cached, for the caches' state now.
-            let variants = try? withVariants(met, leaves: []) { (more: Set<ObjectIdentifier>) throws(Decline) in
-                try record(root, configuration: configuration, creating: true, leaves: more)
-            }
-            guard let failing = variants else { return declined(configuration, .failureUnderContainer) }
+            // Under container-scoped frames: the plans of the builds that take one cached, for the caches' state of their pick.
+            let failing = withVariants(met, root, creating: true, leaves: Leaves())
             return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
                         slots: recorder.slots, failing: failing)
         }
@@ -1093,7 +1157,7 @@ final class Plan: @unchecked Sendable {
     /// throws unless it makes one.
     /// `leaves`: as `record`'s (a failing plan's variant).
     static func record(_ root: Registration, configuration: UInt, child: Container, creating: Bool = false,
-                       leaves: Set<ObjectIdentifier> = []) throws(Decline) -> Plan {
+                       leaves: Leaves = Leaves()) throws(Decline) -> Plan {
         // A container-scoped root is a container step, as from its own container (`record`). A singleton's
         // resolve is its own container's (`Graph.resolve`); a weak root not cached is a creation step (`creating`).
         guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer || (creating && root.spec.scope.isKeptWeakly)
@@ -1101,7 +1165,7 @@ final class Plan: @unchecked Sendable {
         let recorder = try childRecorder(root, child)
         recorder.makesContainer = true
         recorder.createsUncached = creating
-        recorder.leafContainers = leaves
+        (recorder.leafContainers, recorder.leafSlots) = (leaves.ids, leaves.slots)
         // With completion callbacks or slots made per resolve the graph replays it (`Graph.replay`),
         // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local
@@ -1117,14 +1181,7 @@ final class Plan: @unchecked Sendable {
             if creating && recorder.readsRequest { throw recorder.decline }
             // Under container-scoped frames: the plans of the builds that take one of them cached (the warm one when
             // that creates nothing).
-            failing = try withVariants(met, leaves: leaves) { (more: Set<ObjectIdentifier>) throws(Decline) in
-                do throws(Decline) {
-                    return try record(root, configuration: configuration, child: child, creating: creating, leaves: more)
-                } catch {
-                    guard creating && error == .notCached else { throw error }
-                    return try record(root, configuration: configuration, child: child, leaves: more)
-                }
-            }
+            failing = withVariants(met, root, creating: creating, leaves: leaves)
         }
         // (Creation steps with a container step past the 64th step, `tooLarge`: the warm plan, as `record`'s.)
         do { try recorder.finishSlots() } catch {
@@ -1338,6 +1395,8 @@ final class Plan: @unchecked Sendable {
         /// `containerLeaves` is off (the others walked into as container steps, `makesContainer`): a failing plan's
         /// variant (`Failing.variants`) or a `mixedVariant`'s walk, the build's when it finds those cached.
         var leafContainers: Set<ObjectIdentifier> = []
+        /// With `recordsLocals`: a child's own container-scoped registrations taken as leaves so, by slot in `component`.
+        var leafSlots: Set<Int> = []
         /// Whether the steps so far read the resolving container: container, value or container leaf steps.
         var readsRequest: Bool {
             steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }
@@ -1423,8 +1482,10 @@ final class Plan: @unchecked Sendable {
         private(set) var failure: TetherError?
         /// With `failure`: the frames open when the walk met it (the walk closes them as it unwinds).
         private var failureFrames: [(registration: Borrowed<Registration>, firstNew: Int, local: Int)] = []
-        /// With `failure`: which of those are container-scoped (`Plan.Failing.containers`).
+        /// With `failure`: which of those are container-scoped (`Plan.Failing.containers`), and where their caches are
+        /// read (`Plan.Failing.containerLookups`).
         private var failureContainers: [Int] = []
+        private var failureContainerLookups: [(lookup: Borrowed<Container>?, slot: Int)] = []
 
         /// The keys of the open frames, outermost first: `Graph.path` when the build reaches the same place.
         private var path: [Key] { frames.map { $0.registration.borrow { $0.key } } }
@@ -1438,7 +1499,7 @@ final class Plan: @unchecked Sendable {
             let depth = steps.indices.map { i in steps[i].parent >= 0 ? 0 : open.lastIndex { $0.firstNew <= i }.map { $0 + 1 } ?? 0 }
             return Plan.Failing(error: failure, open: open.map(\.registration), depth: depth,
                                 openLocals: recordsLocals ? open.map(\.local) : [], openAt: open.map(\.firstNew),
-                                containers: failureContainers,
+                                containers: failureContainers, containerLookups: failureContainerLookups,
                                 opensShared: open.contains { $0.registration.borrow { $0.spec.scope.isShared } })
         }
 
@@ -1447,15 +1508,12 @@ final class Plan: @unchecked Sendable {
             // Under a container-scoped frame: a build finding that key cached in the resolving container takes it
             // and never meets the error (re-registered since: `all:` slots, a dependency replaced; fuzz finding
             // 59f44910). The failing plan notes those frames: its run checks their caches first and goes on in the
-            // plan of the build that takes one cached (`Failing.variants`, `Plan.pickedForCaches`). Not one under a
-            // singleton from further up, whose cache is that container's (`Frame.foreign`): the build serves those.
-            if error != nil && frames.contains(where: { $0.isContainer && $0.foreign != nil }) {
-                failure = nil
-                return .failureUnderContainer
-            }
+            // plan of the build that takes one cached (`Failing.variants`, `Plan.pickedForCaches`). One under a
+            // singleton from further up is that container's cache (`Frame.foreign`: `Failing.containerLookups`).
             failure = error
             failureFrames = frames.map { ($0.registration, $0.firstNew, $0.local) }
             failureContainers = frames.indices.filter { frames[$0].isContainer }
+            failureContainerLookups = failureContainers.map { Self.lookups(frames[$0].foreign, frames[$0].foreignSlot) }
             return reason
         }
 
@@ -1535,11 +1593,12 @@ final class Plan: @unchecked Sendable {
                 // further out than the resolving child) too: a container-scoped one is the resolving child's, its
                 // completion callbacks resolve from there, as the build's frame (not `resolvesFromOwnContainer`).
                 // (The walk takes a level's registrations from the component, `registration(for:from:)`, an ALL
-                // slot's items too: one not there was registered in that level after the component's read.)
-                guard let slot = component.firstIndex(where: { $0?.opaque == registration.opaque }) else { throw .childLocal }
+                // slot's items too, `allRegistrations(for:from:)`: one in no slot is never met.)
+                guard let slot = component.firstIndex(where: { $0?.opaque == registration.opaque }) else { throw .other }
                 local = slot
             }
             let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves && !leafContainers.contains(id)
+                && !(local >= 0 && leafSlots.contains(local))
             if Self.hooked.load(ordering: .acquiring), createsUncached && spec.scope.isShared,
                let hook = Self.beforeReadingCache.withLock({ $0 }) { hook(r) }
             // (A container-scoped registration is a container step or a leaf taken from the resolving container, a
@@ -1578,8 +1637,9 @@ final class Plan: @unchecked Sendable {
                                 isKeyed: true, completes: false, parent: -1)
                 step.local = local
                 step.askedUnderContainer = frames.contains { $0.isContainer }
-                // A value asked for under a singleton from further up: that container's (`Plan.takeValue`).
-                if r.isDeclaredValue { (step.lookup, step.lookupSlot) = Self.lookups(foreign, foreignSlot) }
+                // A value, or a container-scoped leaf, asked for under a singleton from further up: that container's
+                // (`Plan.takeValue`, `takeInResolving`), as the build's frame reads it.
+                if r.isDeclaredValue || spec.scope.isPerResolvingContainer { (step.lookup, step.lookupSlot) = Self.lookups(foreign, foreignSlot) }
                 return .found(try add(step, id))
             }
             // A cycle (its frame is open) declines.
@@ -1615,13 +1675,27 @@ final class Plan: @unchecked Sendable {
             return componentLevels.firstIndex { $0.container == address }
         }
 
-        /// `item` (of an ALL list), a level's registration, as the component read it: the one of its key in that
-        /// level's slots (one replaced since is not in the component: `registration(for:from:)`).
-        private func asComponentRead(_ item: Registration) -> Registration {
-            guard let level = level(of: item.container) else { return item }
-            let end = level + 1 < componentLevels.count ? componentLevels[level + 1].start : component.count
-            for slot in componentLevels[level].start..<end { if let r = component[slot], r.borrow({ $0.key == item.key }) { return r.object } }
-            return item
+        /// `key`'s ALL list as the build's from `container` (`Container.allRegistrations`), but from the resolving child or
+        /// a stacked level the component's as read before the walk: the owner's list, each level's slots over it, outermost
+        /// first (`Container.listed`, the tables' rule). (The tables again would list an item registered in a level
+        /// since, in no slot: `childLocal` before branch failunder2; `fits` compares the slots of each run.)
+        private func allRegistrations(for key: Key, from container: Container) -> [Registration] {
+            let first: Int
+            if recordsLocals && container === lookup {
+                first = 0
+            } else if let level = level(of: container) {
+                first = level
+            } else {
+                return container.allRegistrations(for: key)
+            }
+            var list = componentOwner!.allRegistrations(for: key)
+            for n in (first..<componentLevels.count).reversed() {
+                let end = n + 1 < componentLevels.count ? componentLevels[n + 1].start : component.count
+                let own = component[componentLevels[n].start..<end].compactMap { $0?.object }
+                let moved = Borrowed<Container>(opaque: componentLevels[n].container).borrow { $0.undecoratedKeys() }
+                list = Container.listed(own, for: key, moved: moved, over: list)
+            }
+            return list
         }
 
         /// `key`'s registration as the build's lookup from `container` (`unretainedRegistration`) finds it, but
@@ -1713,7 +1787,7 @@ final class Plan: @unchecked Sendable {
                 // One item per pass, as `Graph.fill`: the list as the configuration fixes it.
                 guard recordsSlots else { throw .described }
                 if frames[top].listSlot != slot {
-                    let items = lookup.allRegistrations(for: param.key!).map(asComponentRead)
+                    let items = allRegistrations(for: param.key!, from: lookup)
                     (frames[top].listSlot, frames[top].listItems, frames[top].listSteps) = (slot, items, [])
                 }
                 let next = frames[top].listSteps.count

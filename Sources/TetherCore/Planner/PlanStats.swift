@@ -16,14 +16,15 @@ extension Plan {
         case plansOff
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, containerInput
-        /// The walk met an error the build reports under a container-scoped frame (`Recorder.met`) that no failing
-        /// plan with variants stands for (`Plan.Failing.variants`): a frame under a singleton from further up, whose
-        /// cache is that container's, or more than `Plan.maxContainerLeaves` such frames nested in variants.
+        /// A failing plan's variant (`Plan.Failing.variants`, recorded on its first pick, `Plan.variant`) not recorded:
+        /// the configuration (or a child's component) changed between the pick and its walk (a race; a frame under a
+        /// singleton from further up, or variants nested past four leaves, before branch failunder2).
         case failureUnderContainer
         // (`foreignCreation` before branch strictlevels: a stacked level's singleton in a strict container, which
         // the component keys now, `Plan.ComponentSlot.keysStrict`; `childTable` before branch childtable: a component
-        // past `Plan.maxSteps` slots or with a cleared slot, which `locals` grown per plan and `Plan.ComponentSlot.cleared` plan.)
-        case childLocal
+        // past `Plan.maxSteps` slots or with a cleared slot, which `locals` grown per plan and `Plan.ComponentSlot.cleared` plan;
+        // `childLocal` before branch failunder2: an ALL slot's item registered in a level after the component's read, which
+        // the walk lists from the component now, `Plan.Recorder.allRegistrations`.)
         /// What only a description's walk declines (`Container.describePlan`: a slot made per resolve, a
         /// container-scoped key with completion callbacks): never a resolve's, which the core's recorders
         /// plan (branch declinesweep: `weakSlot`, `lazySlot`, `weakLazySlot`, `allSlot`, `factorySlot`,
@@ -48,11 +49,10 @@ extension Plan {
             case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under every pick (past Graph.maxCreationPicks)"
             case .cycle: "a constructor cycle no plan reports: a nested resolve's plan that meets a step further out (Plan.meets) where Plan.meeting finds no cut (none known since branch requests)"
             case .tooLarge: "a container-scoped step past the 64th step in a plan that replays into a graph (creation steps, slots made per resolve, completion callbacks: the graph's masks of those are one word)"
-            case .failureUnderContainer: "an error the build reports under a container-scoped key (a cycle, a key not registered) that no failing plan's variants cover: a key under a singleton from further up (cached in that container), or variants nested past Plan.maxContainerLeaves"
+            case .failureUnderContainer: "a failing plan's variant for a container-scoped key found cached not recorded: the configuration or the child's component changed between the pick and its walk (a race)"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a child's creation plan, a traced creating or cut run finding the container steps cached, a container step claimed late (a described plan: any made one)"
             case .described: "a shape only a described plan declines (never a resolve's)"
             case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
-            case .childLocal: "an ALL slot's item registered in a level of a child's per-request component after the component's read (a race: the walk takes every other registration of a level from the component)"
             case .notCached: "at run time: a shared dependency not cached that no plan makes (a request's one under a container step found cached that a step still made asks for too, a dead weak one a binding would revive, one of whose own dependencies a later step takes too, or caches changing under every pick, past Graph.maxCreationPicks; over container steps: no value provided)"
             case .containerHeld: "at run time, in the graph's replay: some container steps cached with a step they asked for taken by one made, where no plan for that set of cached steps is recorded (Plan.mixedVariant: a replay into the graph, past Plan.maxMixedVariants), or one a cut run asks for cached (a claim refused to a thread that must not wait or acts for a token is the run's error where the build asks, since branch cyclecut)"
             case .creationPicks: "at run time: the caches changed under each creation plan picked (past Graph.maxCreationPicks), the last time by a key another thread published before the claims that the run could not take (a step still made takes a step under it the run would make), for a thread that must not wait or acts for a token or a resolver's request (others keep their claims for the plan picked next, Graph.keepClaims): the build claims as it goes"
