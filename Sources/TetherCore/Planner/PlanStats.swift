@@ -49,7 +49,7 @@ extension Plan {
             case .cycle: "a constructor cycle no plan reports: a nested resolve's plan that meets a step further out (Plan.meets) where Plan.meeting finds no cut (none known since branch requests)"
             case .tooLarge: "a container-scoped step past the 64th step, or a RESOLVER slot in a plan past 64 steps (its run notes those steps by step in one word)"
             case .failureUnderContainer: "an error the build reports under a container-scoped key (a cycle, a key not registered) that no failing plan's variants cover: a key under a singleton from further up (cached in that container), or variants nested past Plan.maxContainerLeaves"
-            case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a child's creation plan, a traced creating or cut run finding the container steps cached, a container step claimed late (a described plan: any made one)"
+            case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a child's creation plan, a cut run finding the container steps cached, a container step claimed late (a described plan: any made one)"
             case .described: "a shape only a described plan declines (never a resolve's)"
             case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
             case .childLocal: "an ALL slot's item registered in a level of a child's per-request component after the component's read (a race: the walk takes every other registration of a level from the component)"
