@@ -737,11 +737,6 @@ extension Plan {
                 return .success(false)
             }
         }
-        // A traced creating run that may switch to a `PublishedVariant`: its hits in the build's walk from the start (step
-        // order until it switches: the plain walk is, `Plan.publishedVariants`), so the switch goes on in that one's walk.
-        if M.traced && M.creates && walked == nil && !publishedVariants.isEmpty && !hasContainer {
-            walked = Plan.walk(Array(steps), Array(inputs), leaves: [])
-        }
         // The container steps claimed late, where the build asks for each (`claimLate`): none claimed yet.
         var late: UInt = M.destination == .graph && !M.requests && lateClaims != 0
             ? graph.unsafelyUnwrapped.graph.borrow { $0.lateContainerClaims } : 0
@@ -937,8 +932,8 @@ extension Plan {
                                               _ graph: GraphRun?, told: inout Int, taken: inout UInt,
                                               _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: UInt = 0,
                                               walked: inout Plan.Walk?, position: inout Int) -> Int {
-        // (A traced run tells its hits in the build's walk once it switches: `tellPublishedInWalk`.)
-        let switches = !M.cuts && !M.requests && (!M.traced || walked != nil)
+        // (A traced run tells its hits in the build's walk once it switches, `tellPublishedInWalk`: not one over container steps.)
+        let switches = !M.cuts && !M.requests && (!M.traced || !hasContainer)
         // One a resolver's get built first the run holds already (`takeBuilt`, a reference of its own): taking
         // the published one too would overwrite that word, a reference never let go of (the instance leaked).
         // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
@@ -980,7 +975,9 @@ extension Plan {
                 let variant = publishedVariants[found.variant]
                 // (A revived one tells nothing: `Graph.existing` hands it out without a hit.)
                 if let tracer = run.tracer {
-                    tellPublishedInWalk(found.step, &walked!, &position, run, locals)
+                    // (Told in step order so far: the plain walk's, which `Plan.publishedVariants` requires.)
+                    if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
+                    if walked != nil { tellPublishedInWalk(found.step, &walked!, &position, run, locals) }
                     if !revived { tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } } }
                 }
                 (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
