@@ -115,10 +115,11 @@ import Testing
         }
     }
 
-    /// What still declines: a traced creating run (a weak U not cached) finding the container step R cached, with a
-    /// singleton S asked for under R and outside: its checks tell hits in step order, not the build's walk
-    /// (`Plan.execute`'s `walked`), so it declines (`containerInput`); the build serves it, the same behaviour.
-    @Test func aTracedCreatingRunFindingTheContainerStepCachedStillBuilds() throws {
+    /// A traced creating run (a weak U not cached) finding the container step R cached, with a singleton S asked for
+    /// under R and outside (`containerInput` before: its hits were told in step order only): it tells them in the
+    /// build's walk (`Plan.execute`'s `walked`, as a warm run's; a creation step found published there a leaf from
+    /// then on, `Plan.tellPublishedInWalk`), the plan serves it, the same trace and behaviour as the build's.
+    @Test func aTracedCreatingRunFindingTheContainerStepCachedIsThePlans() throws {
         let run = try bothPaths { fx -> [String] in
             try fx.register("Handler", [dep("R"), dep("T"), dep("S"), dep("U")], scope: .transient)
             try fx.register("R", [dep("S")], scope: .container)
@@ -138,7 +139,11 @@ import Testing
             _ = try child.close()
             return seen + events.withLock { $0 }
         }
-        #expect(run.counts == ["resolves": 4, "containerInput": 2], "\(run.counts)")
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        // R taken cached, S where Handler asks (after T's factory), not where R's step is: the build's walk.
+        let calls = run.seen[0].filter { $0.hasPrefix("cacheHit") || $0.hasPrefix("factoryCall") }
+        #expect(calls == ["cacheHit S", "factoryCall R"] + Array(repeating: ["cacheHit R", "factoryCall T", "cacheHit S", "factoryCall U", "factoryCall Handler"], count: 2).flatMap { $0 },
+                "\(run.seen[0])")
     }
 }

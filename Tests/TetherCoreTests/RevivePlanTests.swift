@@ -5,6 +5,7 @@
 // plan makes under that claim (`Graph.madeCreation`). Each as the build: the same factory calls,
 // completion callbacks, identities and destructor order; the plan path asserted (`counted`).
 import Foundation
+import Synchronization
 import Testing
 import TetherCore
 
@@ -24,11 +25,16 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
     /// W (weak, over D) under R; D also under X after W when `shared` (a later step takes one of W's own
     /// dependencies: the plan's check is not where the build's walk reaches W). Returns the fixture and W's reviver,
     /// its destructor logging "drop W" and letting go of the box's reference only (the binding's stays).
-    private func setUp(plans: Bool, shared: Bool) throws -> (Fixture, HoldingReviver) {
+    /// `hits`: D over a singleton S1, and R over W, a singleton S2 and X (`shared` too).
+    private func setUp(plans: Bool, shared: Bool, hits: Bool = false) throws -> (Fixture, HoldingReviver) {
         let fx = try Fixture()
         fx.container.usesPlans = plans
         let reviver = HoldingReviver()
-        try fx.register("D")
+        if hits {
+            try fx.register("S1", scope: .singleton)
+            try fx.register("S2", scope: .singleton)
+        }
+        try fx.register("D", hits ? [dep("S1")] : [])
         let w = try fx.register("W", [dep("D")], scope: .weak)
         let tracker = fx.tracker
         w.setContext(nil) { p, _ in
@@ -39,7 +45,7 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
         fx.onComplete(w)
         if shared {
             try fx.register("X", [dep("D")])
-            try fx.register("R", [dep("W"), dep("X")])
+            try fx.register("R", hits ? [dep("W"), dep("S2"), dep("X")] : [dep("W"), dep("X")])
         } else {
             try fx.register("R", [dep("W")])
         }
@@ -106,6 +112,38 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
                 "\(planned.log)")
         #expect(planned.seen == ["R's W revived: true, W cached: true, asked 1", "W made anew: true, asked 2"])
         #expect(planned.counts == ["resolves": 1], "served by a plan: \(planned.counts)")
+    }
+
+    /// `aReviveWhoseDependencyALaterStepTakesIsThePlans` traced (`notCached` before: a traced run did not switch to a
+    /// `PublishedVariant`, the build served it): R over W, S2 and X; W (weak, revived) and X over D, D over S1; S1 and S2
+    /// cached singletons. The build revives W where it asks (no hit), finds S2, then makes D for X, finding S1 there: the
+    /// variant's run tells its hits in that walk (`Plan.tellPublishedInWalk`), S2's before S1's, not in step order.
+    @Test func aTracedReviveWhoseDependencyALaterStepTakesIsThePlans() throws {
+        var outcomes: [Outcome] = []
+        for plans in [false, true] {
+            let (fx, reviver) = try setUp(plans: plans, shared: true, hits: true)
+            var outcome = Outcome()
+            var first: Instance? = try fx.resolve("R")
+            let w1 = Obj.of(first!).dep(0)
+            reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
+            first = nil
+            let events = Mutex<[String]>([])
+            fx.container.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } }
+            outcome.counts = try counted {
+                let r = try fx.resolve("R")
+                withExtendedLifetime(r) { outcome.seen.append("R's W revived: \(Obj.of(r).dep(0) === w1), asked \(reviver.asked.value)") }
+            }
+            fx.container.setTrace(nil)
+            outcome.seen += events.withLock { $0 }
+            outcome.log = fx.tracker.log
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append(outcome)
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen, "\(outcomes[1].seen) vs \(outcomes[0].seen)")
+        #expect(outcomes[1].seen.first == "R's W revived: true, asked 1")
+        let calls = outcomes[1].seen.filter { $0.hasPrefix("cacheHit") || $0.hasPrefix("factoryCall") }
+        #expect(calls == ["cacheHit S2", "cacheHit S1", "factoryCall D", "factoryCall X", "factoryCall R"], "\(outcomes[1].seen)")
+        #expect(outcomes[1].counts == ["resolves": 1], "served by a plan: \(outcomes[1].counts)")
     }
 
     /// A weak root revived (`sharedRoot` before): its creation plan takes the object and publishes it;

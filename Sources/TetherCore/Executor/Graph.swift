@@ -744,13 +744,13 @@ final class Graph {
             // Claimed ahead (`checkBeforeNotWaiting`: a no-wait resolve, or one acting for a token) is this plan's
             // to make. A dead weak instance to revive is revived where the build's walk reaches it
             // (`Plan.takePublished`: at its early check, going on in its `PublishedVariant`, in a run that switches:
-            // not a traced one, nor one up to a cut), unless the plan's check is not there: that is the build's.
+            // not one up to a cut; a traced one tells its hits in the build's walk, `Plan.tellPublishedInWalk`), unless the plan's check is not there: that is the build's.
             let claimedAhead = cells.contains(where: { $0.key == key })
             let hit = claimedAhead ? nil
                 : try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
             // Claimed further out on this thread and not made there (`createUnderOuter`: no cell added), the run
             // makes it under that claim as the build does (`madeCreation`), and publishes it with the graph.
-            if registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step, switching: !meeting && tracer == nil) })
+            if registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step, switching: !meeting) })
                 || (hit != nil && meeting) {
                 // A dead weak instance to revive where the plan does not, which the build handles if no plan
                 // picked next does. (Published meanwhile, in a run up to a cut: the plan picked next.)

@@ -823,10 +823,11 @@ extension Plan {
         let containersCached = M.traced && cachedAll
         // A shared step first asked for under them that a step outside takes too: the build finds it where
         // that one asks, out of step order; the hits are told in the build's walk then (`tellWalkedHits`).
-        var walked: [Int]? = nil, position = 0
+        // (A creating run's: a creation step found published where its checks look is a leaf of the walk from then on, `tellPublishedInWalk`.)
+        var walked: Plan.Walk? = nil, position = 0
         if containersCached && !tracesSkips() {
-            walked = M.creates || M.cuts ? nil : Plan.walk(Array(steps), Array(inputs), leaves: Array(containerSteps))?.order
-            if walked == nil {  // (a creating or cut run, whose hits are told in step order by its checks, or past `maxSteps` deep)
+            walked = M.cuts ? nil : Plan.walk(Array(steps), Array(inputs), leaves: Array(containerSteps))
+            if walked == nil {  // (a cut run, whose hits are told in step order, or past `maxSteps` deep)
                 progress.pointee.plan = nil  // the build runs next: this thread constructs none of the plan's steps
                 letGo(M.self, &run, count: count)
                 progress.pointee.decline = .containerInput
@@ -843,7 +844,7 @@ extension Plan {
             // A step this run claimed, published meanwhile (a creation step; a container step, not up to a cut nor a request's).
             if (M.creates || !M.cuts && !M.requests) && check < checks.count && checks[check].at == n {
                 let spared = takePublished(M.self, &check, &checks, &order, n, run, locals, graph, told: &told, taken: &skip, progress,
-                                           unclaimed: late)
+                                           unclaimed: late, walked: &walked, position: &position)
                 if M.creates { skipTo = spared; if n <= skipTo { continue } }
             }
             if M.creates { i = order[n] }
@@ -877,7 +878,7 @@ extension Plan {
             let isContainer = claims != nil && steps[i].isContainer
             progress.pointee.step = i
             if M.traced {
-                if let walked { tellWalkedHits(walked, &position, to: i, run, locals) } else { tellHits(&told, to: i, run, locals, skipsUnder: containersCached) }
+                if let walked { tellWalkedHits(walked.order, &position, to: i, run, locals) } else { tellHits(&told, to: i, run, locals, skipsUnder: containersCached) }
                 run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryCall, $0.key) } }
             }
             do throws(TetherError) {
@@ -932,7 +933,7 @@ extension Plan {
         progress.pointee.plan = nil
         // (A run up to a cut: the build asked for nothing from it on, `Plan.meeting`.)
         if M.traced {
-            if let walked { tellWalkedHits(walked, &position, to: nil, run, locals) }
+            if let walked { tellWalkedHits(walked.order, &position, to: nil, run, locals) }
             else { tellHits(&told, to: M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
         }
         // (A cut run stopped where the build meets its cycle: a missing value before that fails first.)
@@ -1019,14 +1020,17 @@ extension Plan {
     /// the object a binding still holds, revived (`Graph.reviveCreation`: no factory, no callbacks), its own
     /// dependencies spared alike.
     /// An early check (`CreationCheck.variant`) found published: the run goes on in that `PublishedVariant`'s
-    /// `order` and `checks` (not in a traced run, one up to a cut or a request's: those skip early checks),
-    /// what it does not make added to `taken` (the steps the run does not make).
+    /// `order` and `checks` (not in a run up to a cut or a request's: those skip early checks; a traced one only
+    /// telling its hits in the build's walk, `tellPublishedInWalk`), what it does not make added to `taken` (the
+    /// steps the run does not make).
     @inline(never)
     private func takePublished<B, M: RunMode>(_: M.Type, _ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
                                               _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
                                               _ graph: GraphRun?, told: inout Int, taken: inout B.Mask,
-                                              _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: UInt = 0) -> Int {
-        let switches = !M.cuts && !M.traced && !M.requests
+                                              _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: UInt = 0,
+                                              walked: inout Plan.Walk?, position: inout Int) -> Int {
+        // (A traced run tells its hits in the build's walk once it switches, `tellPublishedInWalk`: not one over container steps.)
+        let switches = !M.cuts && !M.requests && (!M.traced || !hasContainer)
         // One a resolver's get built first the run holds already (`takeBuilt`, a reference of its own): taking
         // the published one too would overwrite that word, a reference never let go of (the instance leaked).
         // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
@@ -1066,6 +1070,13 @@ extension Plan {
             run.instances.set(found.step, hit)
             if found.variant >= 0 {
                 let variant = publishedVariants[found.variant]
+                // (A revived one tells nothing: `Graph.existing` hands it out without a hit.)
+                if let tracer = run.tracer {
+                    // (Told in step order so far: the plain walk's, which `Plan.publishedVariants` requires.)
+                    if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
+                    if walked != nil { tellPublishedInWalk(found.step, &walked!, &position, run, locals) }
+                    if !revived { tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } } }
+                }
                 (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
                 progress.pointee.variant = found.variant
                 taken.formUnion(B.Mask(word: variant.skip))  // (no variant over container steps: one word)
@@ -1081,8 +1092,12 @@ extension Plan {
                 skipTo = found.made
             }
             if let tracer = run.tracer {
-                tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
-                told = found.step + 1
+                if walked != nil {
+                    tellPublishedInWalk(found.step, &walked!, &position, run, locals)
+                } else {
+                    tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
+                    told = found.step + 1
+                }
                 // (A revived one tells nothing: `Graph.existing` hands it out without a hit.)
                 if !revived { tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } } }
             }
@@ -1165,6 +1180,19 @@ extension Plan {
             var first = j
             tellHits(&first, to: j + 1, run, locals)
         }
+    }
+
+    /// Traced in the build's walk (`tellWalkedHits`), creation step `c` found published where the run checks (`takePublished`):
+    /// the build takes it where it asks for it, descending no further, so the rest of the walk is the one with `c` a leaf too
+    /// (what only it asked for is not in it), after what was told; the hits before `c` told, its own by the caller.
+    private func tellPublishedInWalk<B>(_ c: Int, _ walk: inout Plan.Walk, _ position: inout Int, _ run: RunState, _ locals: Locals<B>) {
+        // (No deeper than the walk it replaces: never nil.)
+        guard !walk.leaves.contains(c), let again = Plan.walk(Array(steps), Array(inputs), leaves: walk.leaves + [c]) else { return }
+        let told = walk.order[..<position]
+        let seen = Set(told)
+        guard !seen.contains(c) else { return }  // (reached already: the hits past it told, `tellWalkedHits`)
+        walk = Plan.Walk(order: Array(told) + again.order.filter { !seen.contains($0) }, parent: again.parent, leaves: again.leaves)
+        tellWalkedHits(walk.order, &position, to: c, run, locals)
     }
 
     /// Traced: step `i` made (`Tracer.constructed`: its return, its edges, what its WEAK slots hold).
