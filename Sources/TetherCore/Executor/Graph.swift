@@ -1918,10 +1918,12 @@ final class Graph {
             if shared && reason == .other { reason = .sharedRoot }  // (its warm plan serves it cached only)
             return nil
         }
-        // A plan with a `cachedVariant`: the one the container steps' caches pick, as `runRequest` switches (its claims
-        // in the graph decline if that changes, `Plan.claimContainerSteps`); some cached and others not: the build.
+        // A plan with a `cachedVariant`: the one the container steps' caches pick (`Plan.variant(forCached:)`), as
+        // `runRequest` switches (its claims in the graph decline if that changes, `Plan.claimContainerSteps`); some
+        // cached and others not: the build (no `mixedVariant` here).
         if plan.borrow({ $0.cachedVariant != nil }) {
-            guard let picked = plan.borrow({ $0.requestVariant(from: lookup, progress.pointee.locals) }) else {
+            guard let picked = plan.borrow({ p in p.variant(forCached: p.cachedNow(in: lookup, progress.pointee.locals), mixed: false) })
+                .map(Borrowed.init) else {
                 reason = .requestReadsRequest
                 return nil
             }

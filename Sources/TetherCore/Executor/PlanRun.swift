@@ -126,16 +126,13 @@ extension Plan {
             }
             // Claims a failed or declined run still holds (a run that succeeded published them).
             if request.words.1 != 0 { endClaims(request.words.1, progress, from: container, thread: thread) }
-            // (Word 0 first: a run that took no container step cached tests nothing more.)
-            if request.words.0 != 0, cachedVariant != nil, case .success(nil) = outcome, request.words.0.nonzeroBitCount == containerSteps.count {
-                return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
-            }
-            // Some cached, the others claimed (every one looked at: no cell held elsewhere), which the run could not
-            // skip to the build's order: the plan for that set (`mixedVariant`).
-            if request.words.0 != 0, mixedVariants != nil, case .success(nil) = outcome, progress.pointee.decline == .containerHeld,
-               request.words.3 == 0, request.words.0.nonzeroBitCount + request.words.1.nonzeroBitCount == containerSteps.count,
-               let ran = runMixedVariant(request.words.0, specs, progress, arguments, from: container, thread: thread,
-                                         tracer: M.traced ? tracer : nil) {
+            // Declined for the container steps found cached (word 0 first: a run that took none tests nothing more), every
+            // one looked at (no cell held elsewhere): the plan for that set (`variant(forCached:)`: every one cached, the
+            // `cachedVariant`; some, which the run could not skip to the build's order, the `mixedVariant`).
+            if request.words.0 != 0, case .success(nil) = outcome, progress.pointee.decline == .containerHeld, request.words.3 == 0,
+               request.words.0.nonzeroBitCount + request.words.1.nonzeroBitCount == containerSteps.count,
+               let ran = runVariant(request.words.0, specs, progress, arguments, from: container, thread: thread,
+                                    tracer: M.traced ? tracer : nil) {
                 return ran
             }
             guard request.words.3 != 0, waitedForHeld(request.words.3, &waits, progress, thread: thread) else { return outcome }
@@ -169,24 +166,15 @@ extension Plan {
         return true
     }
 
-    /// A run that found every container step cached, of a plan with a `cachedVariant`: that plan's run
-    /// (the build's order then), which takes them from the resolving container's cache.
+    /// A run that declined for the container steps of `cached` found cached (the others claimed): the run of the plan
+    /// `variant(forCached:)` picks for them (`cachedVariant`, a `mixedVariant`), which takes those from the resolving
+    /// container's cache and claims the others again. Nil: none (the build). Not a failing plan's: it picks by the
+    /// frames open at its error before it runs (`pickedForCaches`), its claims' set is not one of those.
     @inline(never)
-    private func runCachedVariant(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                                  _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
-                                  thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        progress.pointee.decline = nil  // not declined after all
-        return cachedVariant.unsafelyUnwrapped.run(specs, progress, arguments, from: container, thread: thread)
-    }
-
-    /// A run that found the container steps of `cached` cached and the others not, which it could not skip to the
-    /// build's order (`skipUnderCached`): the run of the plan recorded for that set (`Plan.mixedVariant`), which
-    /// takes those from the resolving container's cache and claims the others again. Nil: none (the build).
-    @inline(never)
-    private func runMixedVariant(_ cached: UInt, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                                 _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
-                                 thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError>? {
-        guard let variant = mixedVariant(cached) else { return nil }
+    private func runVariant(_ cached: UInt, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                            _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                            thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError>? {
+        guard failing == nil, let variant = variant(forCached: cached) else { return nil }
         progress.pointee.decline = nil  // not declined after all
         if let tracer { return variant.runTraced(specs, progress, arguments, from: container, thread: thread, tracer.object) }
         return variant.run(specs, progress, arguments, from: container, thread: thread)
@@ -1396,7 +1384,7 @@ extension Plan {
             }
         }
         // Some cached, others not: the build makes only what the cached ones do not already hold. (A request's plan with a
-        // `cachedVariant` found none cached, `requestVariant`: one cached since is the build's, which makes fewer.)
+        // `cachedVariant` found none cached, `Graph.runAsked`: one cached since is the build's, which makes fewer.)
         let cached = claims[0].nonzeroBitCount
         // Every one cached, with a `cachedVariant`: the graph replays that one instead (`Graph.replay`), as
         // `runRequest` runs it (not up to a cut, nor a request's: neither switches).
@@ -1454,21 +1442,6 @@ extension Plan {
         var first = Array(0..<steps.count)
         for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
         return steps.indices.filter { steps[$0].creates || steps[$0].isContainer }.sorted { (first[$0], -$0) < (first[$1], -$1) }
-    }
-
-    /// For a request's run (`Graph.runAsked`) of a plan with a `cachedVariant`: the plan the container steps' caches
-    /// pick now, that one when every one is cached (as `runRequest` switches to it), this one when none is; nil when
-    /// some are and others not (the build makes only what the cached ones do not hold).
-    func requestVariant(from resolving: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
-        var cached = 0
-        for i in containerSteps {
-            let hit = registration(of: i, locals).borrow { r in
-                (lookup(of: i, locals) ?? Borrowed(resolving)).borrow { SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: $0) }
-            }
-            if let hit { hit.release(); cached += 1 }
-        }
-        if cached == 0 { return Borrowed(self) }
-        return cached == containerSteps.count ? cachedVariant.map { Borrowed($0) } : nil
     }
 
     /// Whether the build, taking container steps `cached` from the cache, never asks for creation step `j` first asked

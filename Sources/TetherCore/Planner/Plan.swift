@@ -452,19 +452,58 @@ final class Plan: @unchecked Sendable {
 
     /// The plan a run of this one is for the resolving container's caches now: a failing plan whose error the
     /// walk met under container-scoped frames (`Failing.containers`) is the build's only while none of those is
-    /// cached there; the outermost cached one's `Failing.variants` plan (itself picked so) else. Read before any
-    /// factory runs, as the build reads the cache where its walk asks: an instance published there stays until
-    /// the container closes. `locals`: a child's plan's, written by `fits` (a local frame's registration).
+    /// cached there; the outermost cached one's `Failing.variants` plan (itself picked so) else (`variant(forCached:)`
+    /// over `cachedNow`). `locals`: a child's plan's, written by `fits` (a local frame's registration).
     func pickedForCaches(_ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
-        guard let failing, !failing.variants.isEmpty else { return .init(self) }
-        for (n, frame) in failing.containers.enumerated() {
-            let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
-            let registration = local < 0 ? failing.open[frame] : locals[local]
-            guard let hit = registration.borrow({ r in SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: container) }) else { continue }
-            hit.release()
-            return failing.variants[n].pickedForCaches(container, locals)
+        guard let failing, !failing.variants.isEmpty, let variant = variant(forCached: cachedNow(in: container, locals)),
+              variant !== self else { return .init(self) }
+        return variant.pickedForCaches(container, locals)
+    }
+
+    /// Which plan serves a run of this one that found `cached` (a bit each, `cachedNow`: read from the caches, or a
+    /// request's claims, `runRequest`) cached in the resolving container, the one rule for every variant. Read before
+    /// any factory runs, as the build reads the cache where its walk asks: an instance published there stays until
+    /// the container closes.
+    /// - None cached: this plan.
+    /// - A failing plan's `Failing.containers` frames (bit n: the n-th, outermost first): the outermost cached one's
+    ///   `Failing.variants` plan (the build takes that frame's key cached and never meets the error; picked again
+    ///   for its own frames, `pickedForCaches`).
+    /// - Container steps (bit i: step i), every one: the `cachedVariant` (nil: none, this plan skips under them).
+    /// - Some, not the others: the `mixedVariant` for that set where `mixed` (a run alone, `runRequest`); nil where
+    ///   not (a request's run in the graph, `Graph.runAsked`: the build, `requestReadsRequest`), or none recorded.
+    func variant(forCached cached: UInt, mixed: Bool = true) -> Plan? {
+        if cached == 0 { return self }
+        if let failing { return failing.variants.isEmpty ? self : failing.variants[cached.trailingZeroBitCount] }
+        if cached.nonzeroBitCount == containerSteps.count { return cachedVariant }
+        return mixed ? mixedVariant(cached) : nil
+    }
+
+    /// The set `variant(forCached:)` picks by, read now from the caches (without claiming) where the build would
+    /// look: a failing plan's `Failing.containers` frames in the resolving container (only the outermost cached
+    /// one: it asks for nothing under it), else its container steps, each where it looks up (`lookup(of:_:)`).
+    /// `locals`: a child's plan's, written by `fits` (a local frame's or step's registration).
+    func cachedNow(in resolving: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> UInt {
+        if let failing {
+            for (n, frame) in failing.containers.enumerated() {
+                let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
+                if Self.isCached(local < 0 ? failing.open[frame] : locals[local], in: Borrowed(resolving)) { return 1 << UInt(n) }
+            }
+            return 0
         }
-        return .init(self)
+        var cached: UInt = 0
+        for i in containerSteps where Self.isCached(registration(of: i, locals), in: lookup(of: i, locals) ?? Borrowed(resolving)) {
+            cached |= 1 << UInt(i)
+        }
+        return cached
+    }
+
+    /// Whether `registration`'s instance is cached in `container` now (read, not claimed: `SharedCache.cached`).
+    private static func isCached(_ registration: Borrowed<Registration>, in container: Borrowed<Container>) -> Bool {
+        guard let hit = registration.borrow({ r in container.borrow { SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: $0) } }) else {
+            return false
+        }
+        hit.release()
+        return true
     }
 
     /// The most container-scoped leaves a variant's walk takes (`Failing.variants`, each adding one): past them the
@@ -477,7 +516,8 @@ final class Plan: @unchecked Sendable {
     private static func withVariants(_ failing: Failing, leaves: Set<ObjectIdentifier>,
                                      _ record: (Set<ObjectIdentifier>) throws(Decline) -> Plan) throws(Decline) -> Failing {
         guard !failing.containers.isEmpty else { return failing }
-        guard leaves.count < maxContainerLeaves else { throw .failureUnderContainer }
+        // (A bit each in a run's pick, `cachedNow`.)
+        guard leaves.count < maxContainerLeaves, failing.containers.count <= UInt.bitWidth else { throw .failureUnderContainer }
         var failing = failing
         for frame in failing.containers {
             let variant = try record(leaves.union([ObjectIdentifier(failing.open[frame].object)]))
@@ -886,8 +926,8 @@ final class Plan: @unchecked Sendable {
     /// leaves taken from the resolving container's cache (`Recorder.leafContainers`) and the others made, the
     /// order the build makes them in then (a step those asked for that a made step takes is made where it asks).
     /// Nil: none (past the bound; a walk that declines, or marks none under the container steps it makes; a
-    /// configuration changed since this plan was recorded).
-    func mixedVariant(_ cached: UInt) -> Plan? {
+    /// configuration changed since this plan was recorded). Picked by `variant(forCached:)`.
+    private func mixedVariant(_ cached: UInt) -> Plan? {
         guard let mixedVariants else { return nil }
         return mixedVariants.plans.withLock { plans -> Plan? in
             if let known = plans.first(where: { $0.cached == cached }) { return known.plan }
