@@ -884,9 +884,9 @@ final class Graph {
     private func claimWithContainerSteps(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
                                          meeting: Bool = false) throws(TetherError) -> Bool {
         claimedInOrder = false
-        // A run up to a cut (`replayMeeting`): not the steps the build asks for from there on (`Plan.unasked`); a creation step
+        // A run up to a cut (`replayMeeting`): not the steps the build asks for from there on (`Plan.neverAsked`); a creation step
         // found published, the plan picked next (as `claimCreations`).
-        let unasked = meeting ? cutClaims.map { c in plan.borrow { $0.unasked(from: c.cut, met: c.met) } } ?? 0 : 0
+        let neverAsked = meeting ? cutClaims.map { c in plan.borrow { $0.neverAsked(from: c.cut, met: c.met) } } ?? 0 : 0
         unclaimedUnder = 0
         try checkBeforeNotWaiting(root, from: container)
         claimRoot = (.init(root), .init(container))
@@ -904,7 +904,7 @@ final class Graph {
                  p.lookup(of: step, locals), p.steps[step].claimsLate)
             }
             if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
-            if unasked & 1 << UInt64(step) != 0 { continue }
+            if neverAsked & 1 << UInt64(step) != 0 { continue }
             // A container step under a singleton from further up is that one's container's (`Plan.Step.lookup`), as its build frame's.
             let container = isContainer ? stepLookup?.object ?? container : container
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
@@ -943,7 +943,7 @@ final class Graph {
             }
             // Asked for only under a container step found cached, no step still made asking for it: the build never asks
             // for it (a dead weak key only a cached Session names, a singleton reset under one): neither claimed nor made.
-            if under && step < UInt.bitWidth && plan.borrow({ $0.unasked(step, under: cachedContainers, locals) }) {
+            if under && step < UInt.bitWidth && plan.borrow({ $0.untaken(step, under: cachedContainers, locals) }) {
                 unclaimedUnder |= 1 << UInt(step)
                 continue
             }
@@ -1959,7 +1959,7 @@ final class Graph {
         if !open.isEmpty || !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             met = plan.borrow { $0.meeting(open + outer, progress.pointee.locals) }
             let cycle = met.map { constructs($0.registration) } ?? !open.isEmpty
-            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.unasked`; not traced, nor past 64 steps.
+            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.neverAsked`; not traced, nor past 64 steps.
             // Not a failing plan's: `meeting` finds its cut since branch cyclecut, but a request's run up to one is not written yet.)
             guard met != nil, !plan.borrow({ $0.fails }), !plan.borrow({ $0.createsShared }) || tracer == nil && count <= 64 else {
                 reason = cycle ? .requestInGraph : .requestNested
@@ -1997,10 +1997,10 @@ final class Graph {
             if creates {
                 (claimedSkip, claimedHeld) = (0, 0)
                 // (Up to a cut: not the cells of the steps the build asks for from there on.)
-                let unasked = met.map { m in plan.borrow { $0.unasked(from: m.cut, met: m.step) } } ?? 0
+                let neverAsked = met.map { m in plan.borrow { $0.neverAsked(from: m.cut, met: m.step) } } ?? 0
                 // (A refused claim: the run up to it, then its error, as the build's walk reaches it: not a failing plan's.)
                 let cutting = tracer == nil && count <= 64 && !plan.borrow { $0.fails }
-                guard claimAsked(plan, from: lookup, skips: skips | unasked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
+                guard claimAsked(plan, from: lookup, skips: skips | neverAsked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
                     reason = progress.pointee.decline ?? .other
                     progress.pointee.decline = nil

@@ -653,8 +653,8 @@ extension Plan {
         // on the way provides (`missing`, its step) fails the run where the build's walk reaches it.
         var missing = Int.max
         // Shared steps first asked for under container steps, not cached: decided once those are claimed (`takeShared`).
-        var unasked: UInt = 0
-        if hasShared && !takeShared(M.self, &run, locals, &missing, &unasked) {
+        var untaken: UInt = 0
+        if hasShared && !takeShared(M.self, &run, locals, &missing, &untaken) {
             letGo(M.self, &run, count: count)
             // (A warm plan's shared root: the resolve missed it, and the creation plan, if any, makes it. A failing
             // plan's last step is not its root.)
@@ -668,7 +668,7 @@ extension Plan {
             return .success(false)
         }
         // One a step still made asks for (a container step not cached over it): the plan for the caches' state makes it.
-        if B.readsRequest && unasked != 0 && !unaskedUnderCached(unasked, locals) {
+        if B.readsRequest && untaken != 0 && !untakenUnderCached(untaken, locals) {
             if M.destination == .graph { graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() } }
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .notCached
@@ -1205,12 +1205,12 @@ extension Plan {
     /// takes a published singleton by a split reference (`Registration.cachedSplitReference`)
     /// when its slot has not let go, its step's bit set in `split`; object mode takes the object.
     /// A singleton or weak one first asked for under container steps (`Step.askedUnderContainer`) not cached
-    /// is left missing (`unasked`, a bit each) until their claims say whether a step still made asks for it
+    /// is left missing (`untaken`, a bit each) until their claims say whether a step still made asks for it
     /// (`execute`: `underCached`): a build taking them cached never asks for it (a dead weak key only a cached
     /// Session's WEAK slot names, a singleton reset under one).
     @inline(__always)
     private func takeShared<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ locals: Locals<B>, _ missing: inout Int,
-                                           _ unasked: inout UInt) -> Bool {
+                                           _ untaken: inout UInt) -> Bool {
         for shared in sharedSteps {
             let registration = registration(shared.step, locals)
             if M.destination == .objects {
@@ -1238,7 +1238,7 @@ extension Plan {
                     // (Not a block's: its records name every shared step's pointer.)
                     guard B.readsRequest && hasContainer && M.destination != .block && !shared.inResolving
                             && steps[shared.step].askedUnderContainer else { return false }
-                    unasked |= 1 << UInt(shared.step)
+                    untaken |= 1 << UInt(shared.step)
                     continue
                 }
                 hit = retained
@@ -1444,12 +1444,13 @@ extension Plan {
         return steps.indices.filter { steps[$0].creates || steps[$0].isContainer }.sorted { (first[$0], -$0) < (first[$1], -$1) }
     }
 
-    /// Whether the build, taking container steps `cached` from the cache, never asks for creation step `j` first asked
-    /// for under one of them: no step it still makes (not under those) asks for it (`Graph.claimWithContainerSteps`).
-    func unasked(_ j: Int, under cached: [Int], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
+    /// Whether creation step `j`, first asked for under one of container steps `cached`, is untaken by the build taking
+    /// those from the cache: no step it still makes (not under those) asks for it (`Graph.claimWithContainerSteps`;
+    /// not `neverAsked`, the steps a cut run does not reach).
+    func untaken(_ j: Int, under cached: [Int], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
         guard steps.count <= UInt.bitWidth else { return false }
         let skip = steps.indices.reduce(0 as UInt) { mask, k in cached.contains { k == $0 || descends(k, from: $0) } ? mask | 1 << UInt(k) : mask }
-        return unasked(j, skipping: skip, Locals<ChildSteps>(base: locals))
+        return untaken(j, skipping: skip, Locals<ChildSteps>(base: locals))
     }
 
     /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).
@@ -1640,11 +1641,11 @@ extension Plan {
     /// Whether the build never takes shared step `j`, first asked for under a container step (`Step.askedUnderContainer`):
     /// no step the run makes (`containerSkips`: not under a container step taken cached) asks for it in a DEP, WEAK or ALL slot.
     private func underCached<B>(_ j: Int, _ locals: Locals<B>) -> Bool {
-        unasked(j, skipping: containerSkips(ContainerClaims(words: locals.claims)), locals)
+        untaken(j, skipping: containerSkips(ContainerClaims(words: locals.claims)), locals)
     }
 
-    /// Whether no step the run makes outside `skip` (a bit each) asks for step `j` in a DEP, WEAK or ALL slot.
-    private func unasked<B>(_ j: Int, skipping skip: UInt, _ locals: Locals<B>) -> Bool {
+    /// Whether step `j` is untaken: no step the run makes outside `skip` (a bit each) asks for it in a DEP, WEAK or ALL slot.
+    private func untaken<B>(_ j: Int, skipping skip: UInt, _ locals: Locals<B>) -> Bool {
         for k in madeSteps where skip & 1 << UInt(k) == 0 {
             let first = steps[k].firstInput
             for s in 0..<registration(k, locals).borrow({ $0.params.count }) {
@@ -1658,14 +1659,14 @@ extension Plan {
         return true
     }
 
-    /// Whether the build never takes any of shared steps `unasked` (a bit each, `takeShared`: not cached, each first
+    /// Whether the build never takes any of shared steps `untaken` (a bit each, `takeShared`: not cached, each first
     /// asked for under a container step): those are claimed and each one over it taken cached (`underCached`). Out of
     /// line: a key gone under a cached container step is rare.
     @inline(never)
-    private func unaskedUnderCached<B>(_ unasked: UInt, _ locals: Locals<B>) -> Bool {
+    private func untakenUnderCached<B>(_ untaken: UInt, _ locals: Locals<B>) -> Bool {
         // (A container step's claim failed, `words[3]`: the claims stopped there, the rest not known cached.)
         guard locals.claims[3] == 0 else { return false }
-        var left = unasked
+        var left = untaken
         while left != 0 {
             let j = left.trailingZeroBitCount
             left &= left - 1

@@ -284,7 +284,8 @@ extension Plan {
     /// The steps a build meeting step `met` at `cut` (`meeting`) never asks for, a bit each (plans of up to 64 steps):
     /// those first asked for from the cut on, but `met`'s askers (first asked for at the cut, after it in post-order).
     /// A creating request's run up to the cut claims none of their cells (`Graph.claimAsked`), as the build never does.
-    func unasked(from cut: Int, met: Int) -> UInt64 {
+    /// (Not `Plan.untaken`: a step the build reaches that no step still made takes.)
+    func neverAsked(from cut: Int, met: Int) -> UInt64 {
         var first = Array(0..<steps.count)
         for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
         var bits: UInt64 = 0
