@@ -963,8 +963,7 @@ extension Plan {
                 continue
             }
             // Its dependencies' steps: those right before it that descend from it (post-order).
-            var first = found.step
-            while first > 0 && descends(first - 1, from: found.step) { first -= 1 }
+            let first = firstAsked(found.step)
             if found.container >= 0 {
                 // (Checked at the step itself, a later step taking one of its dependencies: those are made.)
                 for j in (found.at == found.made ? found.step : first)...found.step { taken |= 1 << UInt(j) }
@@ -1345,11 +1344,7 @@ extension Plan {
         // before the cut, or that step's askers), which it then refuses before any cache (`Graph.existing`).
         let (cut, met) = M.cuts ? (progress.pointee.cut, progress.pointee.met) : (Int.max, -1)
         // Where the build asks for each container step: the first of the steps it asked for first (its range).
-        let asked = containerSteps.map { c in
-            var first = c
-            while first > 0 && descends(first - 1, from: c) { first -= 1 }
-            return (at: first, step: c)
-        }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
+        let asked = containerSteps.map { c in (at: firstAsked(c), step: c) }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
         // Under a creation step another thread published before its claim (`Graph.claimedSkip`): never asked for.
         let published = M.creates ? into.graph.borrow { $0.claimedSkip } : 0
         // A resolver's request: a key the graph has is taken from it, and nothing under it asked for (`Graph.requestSkips`).
@@ -1410,8 +1405,7 @@ extension Plan {
     private func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout UInt, _ skip: inout UInt, _ run: RunState,
                                           _ locals: Locals<B>, _ into: GraphRun, told: inout Int) -> TetherError? {
         for c in containerSteps where late & 1 << UInt(c) != 0 {
-            var first = c
-            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            let first = firstAsked(c)
             guard first <= i else { continue }
             late &= ~(1 << UInt(c))
             // Taken from what a get built, or under a step taken so (or under a container step taken cached): not asked for here.
@@ -1439,8 +1433,7 @@ extension Plan {
     /// The creation and container steps in the order the build's walk first asks for each (pre-order: by the
     /// first of the steps asked for under it, an asker before what it asked), for `Graph.claimWithContainerSteps`.
     func requestClaimOrder() -> [Int] {
-        var first = Array(0..<steps.count)
-        for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
+        let first = firstAskedOfEach()
         return steps.indices.filter { steps[$0].creates || steps[$0].isContainer }.sorted { (first[$0], -$0) < (first[$1], -$1) }
     }
 
