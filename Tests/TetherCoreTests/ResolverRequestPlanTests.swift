@@ -732,7 +732,7 @@ import Testing
     }
 
     /// A plan with a `cachedVariant` (B -> S, X; S -> X, S container-scoped: X, an input of the container step, taken by
-    /// B too; `requestReadsRequest` before branch `requests`): the request's run picks by S's cache (`Plan.requestVariant`),
+    /// B too; `requestReadsRequest` before branch `requests`): the request's run picks by S's cache (`Plan.variant(forCached:mixed:)`),
     /// the plan while S is not cached (X made under S, B takes it), then the variant (S cached, X made where B asks).
     @Test func aRequestsPlanWithACachedVariantRunsIt() throws {
         let (outcome, requests) = try expectSame({ fx in

@@ -1,7 +1,7 @@
 // A shared step asked for only under container steps the resolving child has cached already (issue 28,
 // `notCached` before): a dead weak key a Session's WEAK slot names, a singleton reset under a cached Session.
 // The build takes the Session cached and never asks for it; the warm plan leaves it missing until the
-// container steps' claims say whether a step still made asks for it (`Plan.takeShared`'s `unasked`,
+// container steps' claims say whether a step still made asks for it (`Plan.takeShared`'s `untaken`,
 // `Plan.underCached`), as a build that finds them cached does. Each runs with plans on and off (`bothPaths`):
 // the same factory calls, trees and drops; the plan path asserted (no decline counted).
 import Foundation
@@ -9,15 +9,21 @@ import Testing
 @testable import TetherCore
 
 @Suite struct SharedUnderCachedContainerTests {
+    /// Handler(Clock, Session(`input`)), the Session CONTAINER-scoped, over `key` registered with `scope`.
+    private static func handlerOverSession(_ fx: Fixture, _ input: Param, _ key: String, scope: Scope) throws {
+        try fx.register(key, scope: scope)
+        try fx.register("Session", [input], scope: .container)
+        try fx.register("Clock")
+        try fx.register("Handler", [dep("Clock"), dep("Session")])
+    }
+
     /// Handler(Clock, Session(~W)), Session CONTAINER-scoped, W weak: each child's first resolve makes W and
     /// the Session (W dies at once: only the Session's WEAK slot names it); its next resolves take the Session
     /// cached and never ask for W (corpus `a_weak_slot_under_a_cached_container_step_of_a_dead_weak_key`).
     @Test func aDeadWeakKeyOnlyACachedSessionNamesIsNotAsked() throws {
-        let (logs, seen, counts) = try bothPaths { fx -> [String] in
-            try fx.register("W", scope: .weak)
-            try fx.register("Session", [weakDep("W")], scope: .container)
-            try fx.register("Clock")
-            try fx.register("Handler", [dep("Clock"), dep("Session")])
+        // Every resolve a plan's: the warm plan with the Session cached, the creation plan in each new child.
+        let (log, seen) = try servedAlike(resolves: 6) { fx -> [String] in
+            try Self.handlerOverSession(fx, weakDep("W"), "W", scope: .weak)
             var trees: [String] = []
             for _ in 0..<2 {
                 let child = try fx.child()
@@ -30,23 +36,17 @@ import Testing
             trees.append("W made \(fx.tracker.made("W")), Session made \(fx.tracker.made("Session")), Handler made \(fx.tracker.made("Handler"))")
             return trees
         }
-        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
-        #expect(seen[0].last == "W made 2, Session made 2, Handler made 6", "\(seen[0])")
-        #expect(Array(logs[0].prefix(6)) == ["make Clock", "make W", "make Session", "make Handler", "drop W", "drop Handler"], "\(logs[0])")
-        // Every resolve a plan's: the warm plan with the Session cached, the creation plan in each new child.
-        #expect(counts == ["resolves": 6], "\(counts)")
+        #expect(seen.last == "W made 2, Session made 2, Handler made 6", "\(seen)")
+        #expect(Array(log.prefix(6)) == ["make Clock", "make W", "make Session", "make Handler", "drop W", "drop Handler"], "\(log)")
     }
 
     /// The same graph with W held alive first (the warm plan recorded with W a shared leaf), then let go of while
-    /// the child keeps its Session: the warm plan leaves W missing (`takeShared`'s `unasked`), finds the Session
+    /// the child keeps its Session: the warm plan leaves W missing (`takeShared`'s `untaken`), finds the Session
     /// cached and makes Clock and Handler only, as the build (corpus
     /// `a_warm_plans_weak_leaf_dead_under_a_cached_container_step_is_not_asked_for`).
     @Test func aWarmPlansWeakLeafDeadUnderACachedSessionIsNotAsked() throws {
-        let (logs, seen, counts) = try bothPaths { fx -> [String] in
-            try fx.register("W", scope: .weak)
-            try fx.register("Session", [weakDep("W")], scope: .container)
-            try fx.register("Clock")
-            try fx.register("Handler", [dep("Clock"), dep("Session")])
+        let (log, seen) = try servedAlike(resolves: 5) { fx -> [String] in
+            try Self.handlerOverSession(fx, weakDep("W"), "W", scope: .weak)
             var w: Instance? = try fx.resolve("W")
             let child = try fx.child()
             var seen: [String] = []
@@ -62,22 +62,17 @@ import Testing
             seen.append("creation plans: \(fx.container.usesPlans ? handler.creationPlanCount : 0), warm: \(!fx.container.usesPlans || handler.hasCurrentPlan)")
             return seen
         }
-        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
-        #expect(seen[0].suffix(2) == ["W made 1, Session made 1, Clock made 4", "creation plans: 0, warm: true"], "\(seen[0])")
-        #expect(logs[0].filter { $0.hasPrefix("make") } == ["make W", "make Clock", "make Session", "make Handler", "make Clock", "make Handler",
-                                                           "make Clock", "make Handler", "make Clock", "make Handler"], "\(logs[0])")
-        #expect(counts == ["resolves": 5], "\(counts)")
+        #expect(seen.suffix(2) == ["W made 1, Session made 1, Clock made 4", "creation plans: 0, warm: true"], "\(seen)")
+        #expect(log.filter { $0.hasPrefix("make") } == ["make W", "make Clock", "make Session", "make Handler", "make Clock", "make Handler",
+                                                       "make Clock", "make Handler", "make Clock", "make Handler"], "\(log)")
     }
 
     /// Handler(Session(Db)), Db a singleton of the root, reset while a child holds its Session: the child's next
     /// resolves take the Session (over the old Db) cached and never ask for Db; a new child's first resolve makes
     /// a new Db (the creation plan), as the build.
     @Test func aSingletonResetUnderACachedSessionIsNotAsked() throws {
-        let (logs, seen, counts) = try bothPaths { fx -> [String] in
-            try fx.register("Db", scope: .singleton)
-            try fx.register("Session", [dep("Db")], scope: .container)
-            try fx.register("Clock")
-            try fx.register("Handler", [dep("Clock"), dep("Session")])
+        let seen = try servedAlike(resolves: 4) { fx -> [String] in
+            try Self.handlerOverSession(fx, dep("Db"), "Db", scope: .singleton)
             var trees: [String] = []
             let first = try fx.child()
             let h1 = try fx.resolve("Handler", in: first)
@@ -96,10 +91,8 @@ import Testing
             _ = try second.close()
             trees.append("Db made \(fx.tracker.made("Db")), Session made \(fx.tracker.made("Session"))")
             return trees
-        }
-        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
-        #expect(seen[0] == ["Handler(Clock,Session(Db)) old Db: true", "Handler(Clock,Session(Db)) old Db: true",
-                            "Handler(Clock,Session(Db)) old Db: false", "Db made 2, Session made 2"], "\(seen[0])")
-        #expect(counts == ["resolves": 4], "\(counts)")
+        }.seen
+        #expect(seen == ["Handler(Clock,Session(Db)) old Db: true", "Handler(Clock,Session(Db)) old Db: true",
+                         "Handler(Clock,Session(Db)) old Db: false", "Db made 2, Session made 2"], "\(seen)")
     }
 }

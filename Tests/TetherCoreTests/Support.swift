@@ -443,6 +443,17 @@ func bothPaths<T: Equatable>(_ scenario: (Fixture) throws -> T) throws -> (logs:
     return (logs, seen, counts)
 }
 
+/// `bothPaths` of a scenario plans serve whole: with plans, `resolves` resolves counted and none built
+/// (`Graph.build`); both paths made and dropped the same, in the same order, and returned the same. Returns
+/// the plans' path's tracker log and result.
+func servedAlike<T: Equatable>(resolves: Int, sourceLocation: SourceLocation = #_sourceLocation,
+                               _ scenario: (Fixture) throws -> T) throws -> (log: [String], seen: T) {
+    let run = try bothPaths(scenario)
+    #expect(run.counts == ["resolves": resolves], "\(run.counts)", sourceLocation: sourceLocation)
+    #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)", sourceLocation: sourceLocation)
+    return (run.logs[0], run.seen[0])
+}
+
 /// The calling thread's `PlanStats` counts after `body` less those before (a test body runs on one
 /// thread): which resolves a plan served and why the others went to `Graph.build`.
 func counted(_ body: () throws -> Void) rethrows -> [String: Int] {

@@ -213,6 +213,20 @@ import Testing
         }
     }
 
+    /// A plan with a `cachedVariant` (Conn, graph-scoped, asked for first by the container-scoped Session and taken
+    /// by the Handler too): once the Session is cached the traced run switches to the variant, which is traced too
+    /// (`Plan.runVariant`; before, the all-cached switch ran the variant untraced: no hit, make or edge told).
+    @Test func aTracedRunSwitchingToTheCachedVariantTellsTheBuildsEvents() throws {
+        try expectSameTrace({ fx in
+            try fx.register("Conn")
+            try fx.register("Session", [dep("Conn")], scope: .container)
+            try fx.register("Clock")
+            try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn")])
+        }, tracing: { try $0.child() }) { fx, child, log in
+            for _ in 0..<3 { Self.once(child, "Handler", log) }
+        }
+    }
+
     /// The same over more hits: two container steps (the second under the first), a singleton each asks
     /// for that steps outside take too, one in a made step's own walk, and a singleton only they take.
     @Test func sharedStepsAskedUnderCachedContainerStepsAndOutsideInterleave() throws {

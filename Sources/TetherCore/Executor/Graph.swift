@@ -159,7 +159,7 @@ final class Graph {
     /// state they found, which no other thread can change under them.
     private var keptClaims = false
     /// Creation steps `claimWithContainerSteps` (or a request's `claimAsked`) neither claimed nor found published: first
-    /// asked for under a container step found cached, which no step still made asks for (`leavesUnasked`: the build
+    /// asked for under a container step found cached, which no step still made asks for (`leavesUntaken`: the build
     /// never asks for them). The run checks they are skipped (`Plan.execute`).
     private(set) var unclaimedUnder: UInt = 0
     /// The runtime arguments of the build under way (its root's argument slots).
@@ -884,9 +884,9 @@ final class Graph {
     private func claimWithContainerSteps(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
                                          meeting: Bool = false) throws(TetherError) -> Bool {
         claimedInOrder = false
-        // A run up to a cut (`replayMeeting`): not the steps the build asks for from there on (`Plan.unasked`); a creation step
+        // A run up to a cut (`replayMeeting`): not the steps the build asks for from there on (`Plan.neverAsked`); a creation step
         // found published, the plan picked next (as `claimCreations`).
-        let unasked = meeting ? cutClaims.map { c in plan.borrow { $0.unasked(from: c.cut, met: c.met) } } ?? 0 : 0
+        let neverAsked = meeting ? cutClaims.map { c in plan.borrow { $0.neverAsked(from: c.cut, met: c.met) } } ?? 0 : 0
         unclaimedUnder = 0
         try checkBeforeNotWaiting(root, from: container)
         claimRoot = (.init(root), .init(container))
@@ -904,7 +904,7 @@ final class Graph {
                  p.lookup(of: step, locals), p.steps[step].claimsLate)
             }
             if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
-            if unasked & 1 << UInt64(step) != 0 { continue }
+            if neverAsked & 1 << UInt64(step) != 0 { continue }
             // A container step under a singleton from further up is that one's container's (`Plan.Step.lookup`), as its build frame's.
             let container = isContainer ? stepLookup?.object ?? container : container
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
@@ -941,7 +941,7 @@ final class Graph {
                 }
                 continue
             }
-            if under && leavesUnasked(plan, step, under: cachedContainers, locals) { continue }
+            if under && leavesUntaken(plan, step, under: cachedContainers, locals) { continue }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             let hit = under || cells.contains(where: { $0.key == key }) ? nil : try found()
             let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
@@ -968,9 +968,9 @@ final class Graph {
     /// still made asks for: the build never asks for it (a dead weak key only a cached Session names, a singleton reset
     /// under one), so the claims (`claimWithContainerSteps`, a request's `claimAsked`) neither claim it nor the run makes
     /// it; noted in `unclaimedUnder`, which the run checks it skips (`Plan.execute`). False: the build's walk asks for it.
-    private func leavesUnasked(_ plan: Borrowed<Plan>, _ step: Int, under cached: [Int],
+    private func leavesUntaken(_ plan: Borrowed<Plan>, _ step: Int, under cached: [Int],
                                _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
-        guard step < UInt.bitWidth && plan.borrow({ $0.unasked(step, under: cached, locals) }) else { return false }
+        guard step < UInt.bitWidth && plan.borrow({ $0.untaken(step, under: cached, locals) }) else { return false }
         unclaimedUnder |= 1 << UInt(step)
         return true
     }
@@ -1932,10 +1932,12 @@ final class Graph {
             if shared && reason == .other { reason = .sharedRoot }  // (its warm plan serves it cached only)
             return nil
         }
-        // A plan with a `cachedVariant`: the one the container steps' caches pick, as `runRequest` switches (its claims
-        // in the graph decline if that changes, `Plan.claimContainerSteps`); some cached and others not: the build.
+        // A plan with a `cachedVariant`: the one the container steps' caches pick (`Plan.variant(forCached:)`), as
+        // `runRequest` switches (its claims in the graph decline if that changes, `Plan.claimContainerSteps`); some
+        // cached and others not: the build (no `mixedVariant` here).
         if plan.borrow({ $0.cachedVariant != nil }) {
-            guard let picked = plan.borrow({ $0.requestVariant(from: lookup, progress.pointee.locals) }) else {
+            guard let picked = plan.borrow({ p in p.variant(forCached: p.cachedNow(in: lookup, progress.pointee.locals), mixed: false, from: lookup, progress.pointee.locals) })
+                .map(Borrowed.init) else {
                 reason = .requestReadsRequest
                 return nil
             }
@@ -1971,7 +1973,7 @@ final class Graph {
         if !open.isEmpty || !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             met = plan.borrow { $0.meeting(open + outer, progress.pointee.locals) }
             let cycle = met.map { constructs($0.registration) } ?? !open.isEmpty
-            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.unasked`; not traced, nor past 64 steps.
+            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.neverAsked`; not traced, nor past 64 steps.
             // Not a failing plan's: `meeting` finds its cut since branch cyclecut, but a request's run up to one is not written yet.)
             guard met != nil, !plan.borrow({ $0.fails }), !plan.borrow({ $0.createsShared }) || tracer == nil && count <= 64 else {
                 reason = cycle ? .requestInGraph : .requestNested
@@ -2009,11 +2011,11 @@ final class Graph {
             if creates {
                 (claimedSkip, claimedHeld, unclaimedUnder) = (0, 0, 0)
                 // (Up to a cut: not the cells of the steps the build asks for from there on.)
-                let unasked = met.map { m in plan.borrow { $0.unasked(from: m.cut, met: m.step) } } ?? 0
+                let neverAsked = met.map { m in plan.borrow { $0.neverAsked(from: m.cut, met: m.step) } } ?? 0
                 // (A refused claim: the run up to it, then its error, as the build's walk reaches it: not a failing plan's.)
                 let cutting = tracer == nil && count <= 64 && !plan.borrow { $0.fails }
                 // (A creating plan's `skips` are its first 64 steps': past those `takeFromGraph` takes none.)
-                guard claimAsked(plan, from: lookup, skips: UInt64(skips.low) | unasked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
+                guard claimAsked(plan, from: lookup, skips: UInt64(skips.low) | neverAsked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
                     reason = progress.pointee.decline ?? .other
                     progress.pointee.decline = nil
@@ -2174,7 +2176,7 @@ final class Graph {
             }
             // Asked for only under a container step found cached, no step still made asking for it: neither claimed nor made
             // (as `claimWithContainerSteps`). One a step still made asks for: the build makes it where that one asks.
-            if under && leavesUnasked(plan, step, under: cachedContainers, progress.pointee.locals) { continue }
+            if under && leavesUntaken(plan, step, under: cachedContainers, progress.pointee.locals) { continue }
             if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) }) {
                 declined = step == last ? .sharedRoot : .notCached
                 break

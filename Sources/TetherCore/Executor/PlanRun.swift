@@ -163,16 +163,13 @@ extension Plan {
             }
             // Claims a failed or declined run still holds (a run that succeeded published them).
             if request.words.1 != 0 { endClaims(WordMask(word: request.words.1), progress, from: container, thread: thread) }
-            // (Word 0 first: a run that took no container step cached tests nothing more.)
-            if request.words.0 != 0, cachedVariant != nil, case .success(nil) = outcome, request.words.0.nonzeroBitCount == containerSteps.count {
-                return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
-            }
-            // Some cached, the others claimed (every one looked at: no cell held elsewhere), which the run could not
-            // skip to the build's order: the plan for that set (`mixedVariant`).
-            if request.words.0 != 0, mixedVariants != nil, case .success(nil) = outcome, progress.pointee.decline == .containerHeld,
-               request.words.3 == 0, request.words.0.nonzeroBitCount + request.words.1.nonzeroBitCount == containerSteps.count,
-               let ran = runMixedVariant(request.words.0, specs, progress, arguments, from: container, thread: thread,
-                                         tracer: M.traced ? tracer : nil) {
+            // Declined for the container steps found cached (word 0 first: a run that took none tests nothing more), every
+            // one looked at (no cell held elsewhere): the plan for that set (`variant(forCached:)`: every one cached, the
+            // `cachedVariant`; some, which the run could not skip to the build's order, the `mixedVariant`).
+            if request.words.0 != 0, case .success(nil) = outcome, progress.pointee.decline == .containerHeld, request.words.3 == 0,
+               request.words.0.nonzeroBitCount + request.words.1.nonzeroBitCount == containerSteps.count,
+               let ran = runVariant(request.words.0, specs, progress, arguments, from: container, thread: thread,
+                                    tracer: M.traced ? tracer : nil) {
                 return ran
             }
             guard request.words.3 != 0, waitedForHeld(request.words.3, &waits, progress, thread: thread) else { return outcome }
@@ -241,24 +238,15 @@ extension Plan {
         return true
     }
 
-    /// A run that found every container step cached, of a plan with a `cachedVariant`: that plan's run
-    /// (the build's order then), which takes them from the resolving container's cache.
+    /// A run that declined for the container steps of `cached` found cached (the others claimed): the run of the plan
+    /// `variant(forCached:)` picks for them (`cachedVariant`, a `mixedVariant`), which takes those from the resolving
+    /// container's cache and claims the others again. Nil: none (the build). Not a failing plan's: it picks by the
+    /// frames open at its error before it runs (`pickedForCaches`), its claims' set is not one of those.
     @inline(never)
-    private func runCachedVariant(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                                  _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
-                                  thread: UnsafeMutableRawPointer) -> Result<Ref<Instance>?, TetherError> {
-        progress.pointee.decline = nil  // not declined after all
-        return cachedVariant.unsafelyUnwrapped.run(specs, progress, arguments, from: container, thread: thread)
-    }
-
-    /// A run that found the container steps of `cached` cached and the others not, which it could not skip to the
-    /// build's order (`skipUnderCached`): the run of the plan recorded for that set (`Plan.mixedVariant`), which
-    /// takes those from the resolving container's cache and claims the others again. Nil: none (the build).
-    @inline(never)
-    private func runMixedVariant(_ cached: UInt, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
-                                 _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
-                                 thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError>? {
-        guard let variant = mixedVariant(cached) else { return nil }
+    private func runVariant(_ cached: UInt, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                            _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                            thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError>? {
+        guard failing == nil, let variant = variant(forCached: cached, from: container, progress.pointee.locals) else { return nil }
         progress.pointee.decline = nil  // not declined after all
         if let tracer { return variant.runTraced(specs, progress, arguments, from: container, thread: thread, tracer.object) }
         return variant.run(specs, progress, arguments, from: container, thread: thread)
@@ -762,8 +750,8 @@ extension Plan {
         // on the way provides (`missing`, its step) fails the run where the build's walk reaches it.
         var missing = Int.max
         // Shared steps first asked for under container steps, not cached: decided once those are claimed (`takeShared`).
-        var unasked = B.Mask()
-        if hasShared && !takeShared(M.self, &run, locals, &missing, &unasked) {
+        var untaken = B.Mask()
+        if hasShared && !takeShared(M.self, &run, locals, &missing, &untaken) {
             letGo(M.self, &run, count: count)
             // (A warm plan's shared root: the resolve missed it, and the creation plan, if any, makes it. A failing
             // plan's last step is not its root.)
@@ -777,7 +765,7 @@ extension Plan {
             return .success(false)
         }
         // One a step still made asks for (a container step not cached over it): the plan for the caches' state makes it.
-        if B.readsRequest && !unasked.isEmpty && !unaskedUnderCached(unasked, locals) {
+        if B.readsRequest && !untaken.isEmpty && !untakenUnderCached(untaken, locals) {
             if M.destination == .graph { graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() } }
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .notCached
@@ -1083,8 +1071,7 @@ extension Plan {
                 continue
             }
             // Its dependencies' steps: those right before it that descend from it (post-order).
-            var first = found.step
-            while first > 0 && descends(first - 1, from: found.step) { first -= 1 }
+            let first = firstAsked(found.step)
             if found.container >= 0 {
                 // (Checked at the step itself, a later step taking one of its dependencies: those are made.)
                 for j in (found.at == found.made ? found.step : first)...found.step { taken.insert(j) }
@@ -1343,12 +1330,12 @@ extension Plan {
     /// takes a published singleton by a split reference (`Registration.cachedSplitReference`)
     /// when its slot has not let go, its step's bit set in `split`; object mode takes the object.
     /// A singleton or weak one first asked for under container steps (`Step.askedUnderContainer`) not cached
-    /// is left missing (`unasked`, a bit each) until their claims say whether a step still made asks for it
+    /// is left missing (`untaken`, a bit each) until their claims say whether a step still made asks for it
     /// (`execute`: `underCached`): a build taking them cached never asks for it (a dead weak key only a cached
     /// Session's WEAK slot names, a singleton reset under one).
     @inline(__always)
     private func takeShared<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ locals: Locals<B>, _ missing: inout Int,
-                                           _ unasked: inout B.Mask) -> Bool {
+                                           _ untaken: inout B.Mask) -> Bool {
         for shared in sharedSteps {
             let registration = registration(shared.step, locals)
             if M.destination == .objects {
@@ -1376,7 +1363,7 @@ extension Plan {
                     // (Not a block's: its records name every shared step's pointer.)
                     guard B.readsRequest && hasContainer && M.destination != .block && !shared.inResolving
                             && steps[shared.step].askedUnderContainer else { return false }
-                    unasked.insert(shared.step)
+                    untaken.insert(shared.step)
                     continue
                 }
                 hit = retained
@@ -1487,11 +1474,7 @@ extension Plan {
         // before the cut, or that step's askers), which it then refuses before any cache (`Graph.existing`).
         let (cut, met) = M.cuts ? (progress.pointee.cut, progress.pointee.met) : (Int.max, -1)
         // Where the build asks for each container step: the first of the steps it asked for first (its range).
-        let asked = containerSteps.map { c in
-            var first = c
-            while first > 0 && descends(first - 1, from: c) { first -= 1 }
-            return (at: first, step: c)
-        }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
+        let asked = containerSteps.map { c in (at: firstAsked(c), step: c) }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
         // Under a creation step another thread published before its claim (`Graph.claimedSkip`): never asked for.
         let published = M.creates ? into.graph.borrow { $0.claimedSkip } : 0
                 // Claimed late, where the build asks (`claimLate`): not a request's (its plan has no RESOLVER slot), not
@@ -1525,7 +1508,7 @@ extension Plan {
             }
         }
         // Some cached, others not: the build makes only what the cached ones do not already hold. (A request's plan with a
-        // `cachedVariant` found none cached, `requestVariant`: one cached since is the build's, which makes fewer.)
+        // `cachedVariant` found none cached, `Graph.runAsked`: one cached since is the build's, which makes fewer.)
         let cached = claims.load(0).count
         // Every one cached, with a `cachedVariant`: the graph replays that one instead (`Graph.replay`), as
         // `runRequest` runs it (not up to a cut, nor a request's: neither switches).
@@ -1551,8 +1534,7 @@ extension Plan {
     private func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout UInt, _ skip: inout B.Mask, _ run: RunState,
                                           _ locals: Locals<B>, _ into: GraphRun, told: inout Int) -> TetherError? {
         for c in containerSteps where late & 1 << UInt(c) != 0 {
-            var first = c
-            while first > 0 && descends(first - 1, from: c) { first -= 1 }
+            let first = firstAsked(c)
             guard first <= i else { continue }
             late &= ~(1 << UInt(c))
             // Taken from what a get built, or under a step taken so (or under a container step taken cached): not asked for here.
@@ -1580,32 +1562,17 @@ extension Plan {
     /// The creation and container steps in the order the build's walk first asks for each (pre-order: by the
     /// first of the steps asked for under it, an asker before what it asked), for `Graph.claimWithContainerSteps`.
     func requestClaimOrder() -> [Int] {
-        var first = Array(0..<steps.count)
-        for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
+        let first = firstAskedOfEach()
         return steps.indices.filter { steps[$0].creates || steps[$0].isContainer }.sorted { (first[$0], -$0) < (first[$1], -$1) }
     }
 
-    /// For a request's run (`Graph.runAsked`) of a plan with a `cachedVariant`: the plan the container steps' caches
-    /// pick now, that one when every one is cached (as `runRequest` switches to it), this one when none is; nil when
-    /// some are and others not (the build makes only what the cached ones do not hold).
-    func requestVariant(from resolving: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
-        var cached = 0
-        for i in containerSteps {
-            let hit = registration(of: i, locals).borrow { r in
-                (lookup(of: i, locals) ?? Borrowed(resolving)).borrow { SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: $0) }
-            }
-            if let hit { hit.release(); cached += 1 }
-        }
-        if cached == 0 { return Borrowed(self) }
-        return cached == containerSteps.count ? cachedVariant.map { Borrowed($0) } : nil
-    }
-
-    /// Whether the build, taking container steps `cached` from the cache, never asks for creation step `j` first asked
-    /// for under one of them: no step it still makes (not under those) asks for it (`Graph.claimWithContainerSteps`).
-    func unasked(_ j: Int, under cached: [Int], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
+    /// Whether creation step `j`, first asked for under one of container steps `cached`, is untaken by the build taking
+    /// those from the cache: no step it still makes (not under those) asks for it (`Graph.claimWithContainerSteps`;
+    /// not `neverAsked`, the steps a cut run does not reach).
+    func untaken(_ j: Int, under cached: [Int], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
         guard steps.count <= UInt.bitWidth else { return false }
         let skip = steps.indices.reduce(0 as UInt) { mask, k in cached.contains { k == $0 || descends(k, from: $0) } ? mask | 1 << UInt(k) : mask }
-        return unasked(j, skipping: WordMask(word: skip), Locals<ChildSteps>(base: locals))
+        return untaken(j, skipping: WordMask(word: skip), Locals<ChildSteps>(base: locals))
     }
 
     /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).
@@ -1799,11 +1766,11 @@ extension Plan {
     /// Whether the build never takes shared step `j`, first asked for under a container step (`Step.askedUnderContainer`):
     /// no step the run makes (`containerSkips`: not under a container step taken cached) asks for it in a DEP, WEAK or ALL slot.
     private func underCached<B>(_ j: Int, _ locals: Locals<B>) -> Bool {
-        unasked(j, skipping: containerSkips(claims(locals)), locals)
+        untaken(j, skipping: containerSkips(claims(locals)), locals)
     }
 
-    /// Whether no step the run makes outside `skip` (a bit each) asks for step `j` in a DEP, WEAK or ALL slot.
-    private func unasked<B>(_ j: Int, skipping skip: B.Mask, _ locals: Locals<B>) -> Bool {
+    /// Whether step `j` is untaken: no step the run makes outside `skip` (a bit each) asks for it in a DEP, WEAK or ALL slot.
+    private func untaken<B>(_ j: Int, skipping skip: B.Mask, _ locals: Locals<B>) -> Bool {
         for k in madeSteps where !skip.contains(k) {
             let first = steps[k].firstInput
             for s in 0..<registration(k, locals).borrow({ $0.params.count }) {
@@ -1817,14 +1784,14 @@ extension Plan {
         return true
     }
 
-    /// Whether the build never takes any of shared steps `unasked` (a bit each, `takeShared`: not cached, each first
+    /// Whether the build never takes any of shared steps `untaken` (a bit each, `takeShared`: not cached, each first
     /// asked for under a container step): those are claimed and each one over it taken cached (`underCached`). Out of
     /// line: a key gone under a cached container step is rare.
     @inline(never)
-    private func unaskedUnderCached<B>(_ unasked: B.Mask, _ locals: Locals<B>) -> Bool {
+    private func untakenUnderCached<B>(_ untaken: B.Mask, _ locals: Locals<B>) -> Bool {
         // (A container step's claim failed, `words[3]`: the claims stopped there, the rest not known cached.)
         guard claims(locals).failed == 0 else { return false }
-        var left = unasked
+        var left = untaken
         while let j = left.first {
             left.remove(j)
             if !underCached(j, locals) { return false }

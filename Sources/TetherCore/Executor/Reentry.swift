@@ -253,8 +253,7 @@ extension Plan {
     func meeting(_ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>)
         -> (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)? {
         let identities = outer.map { $0.borrow { $0.constructionIdentity } }
-        var first = Array(0..<steps.count)
-        for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
+        let first = firstAskedOfEach()
         var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
         for i in 0..<steps.count {
             let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
@@ -281,12 +280,19 @@ extension Plan {
         return first
     }
 
+    /// `firstAsked` of every step, in one pass (a step's dependencies' steps come right before it, post-order).
+    func firstAskedOfEach() -> [Int] {
+        var first = Array(0..<steps.count)
+        for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
+        return first
+    }
+
     /// The steps a build meeting step `met` at `cut` (`meeting`) never asks for, a bit each (plans of up to 64 steps):
     /// those first asked for from the cut on, but `met`'s askers (first asked for at the cut, after it in post-order).
     /// A creating request's run up to the cut claims none of their cells (`Graph.claimAsked`), as the build never does.
-    func unasked(from cut: Int, met: Int) -> UInt64 {
-        var first = Array(0..<steps.count)
-        for i in 0..<steps.count where steps[i].parent >= 0 { first[steps[i].parent] = min(first[steps[i].parent], first[i]) }
+    /// (Not `Plan.untaken`: a step the build reaches that no step still made takes.)
+    func neverAsked(from cut: Int, met: Int) -> UInt64 {
+        let first = firstAskedOfEach()
         var bits: UInt64 = 0
         for i in 0..<min(steps.count, 64) where first[i] > cut || first[i] == cut && i <= met { bits |= 1 << UInt64(i) }
         return bits

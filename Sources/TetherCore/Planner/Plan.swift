@@ -411,7 +411,7 @@ final class Plan: @unchecked Sendable {
         /// Per `containers` entry (keyed by its number), recorded on its first pick: the plan of the build that takes that frame's
         /// key cached (walked again with it a leaf taken from its cache besides `leaves`, `Recorder.leafContainers`,
         /// and the rest walked on past it), which a run finding it cached (and none further out) runs instead
-        /// (`Plan.variant`). Nil: no container-scoped frame was open.
+        /// (`Plan.failingVariant`). Nil: no container-scoped frame was open.
         var variants: MixedVariants?
         /// What a variant's walk records: from `root`, creating or not (`Plan.record(creating:)`), with these leaves.
         var root: Borrowed<Registration>?
@@ -470,23 +470,63 @@ final class Plan: @unchecked Sendable {
 
     /// The plan a run of this one is for the resolving container's caches now: a failing plan whose error the
     /// walk met under container-scoped frames (`Failing.containers`) is the build's only while none of those is
-    /// cached there; the outermost cached one's `Failing.variants` plan (itself picked so) else. Read before any
-    /// factory runs, as the build reads the cache where its walk asks: an instance published there stays until
-    /// the container closes. `locals`: a child's plan's, written by `fits` (a local frame's registration).
+    /// cached there; the outermost cached one's `Failing.variants` plan (itself picked so) else (`variant(forCached:)`
+    /// over `cachedNow`). `locals`: a child's plan's, written by `fits` (a local frame's registration).
     func pickedForCaches(_ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
-        guard let failing, !failing.containers.isEmpty else { return .init(self) }
-        for (n, frame) in failing.containers.enumerated() {
-            let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
-            let registration = local < 0 ? failing.open[frame] : locals[local]
-            // (Under a singleton from further up: that one's container's cache, as the build's frame reads it.)
-            let (lookup, slot) = failing.containerLookups[n]
-            let cache = slot >= 0 ? Self.level(of: slot, locals) : lookup ?? Borrowed(container)
-            guard let hit = registration.borrow({ r in cache.borrow { SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: $0) } })
-            else { continue }
-            hit.release()
-            return variant(n, container, locals).borrow { $0.pickedForCaches(container, locals) }
+        guard failing?.variants != nil, let variant = variant(forCached: cachedNow(in: container, locals), from: container, locals),
+              variant !== self else { return .init(self) }
+        return variant.pickedForCaches(container, locals)
+    }
+
+    /// Which plan serves a run of this one that found `cached` (a bit each, `cachedNow`: read from the caches, or a
+    /// request's claims, `runRequest`) cached in the resolving container, the one rule for every variant. Read before
+    /// any factory runs, as the build reads the cache where its walk asks: an instance published there stays until
+    /// the container closes.
+    /// - None cached: this plan.
+    /// - A failing plan's `Failing.containers` frames (bit n: the n-th, outermost first): the outermost cached one's
+    ///   `Failing.variants` plan, recorded on its first pick (`failingVariant`, walked from `container` for a child's
+    ///   plan; the build takes that frame's key cached and never meets the error; picked again for its own frames,
+    ///   `pickedForCaches`).
+    /// - Container steps (bit i: step i), every one: the `cachedVariant` (nil: none, this plan skips under them).
+    /// - Some, not the others: the `mixedVariant` for that set where `mixed` (a run alone, `runRequest`); nil where
+    ///   not (a request's run in the graph, `Graph.runAsked`: the build, `requestReadsRequest`), or none recorded.
+    func variant(forCached cached: UInt, mixed: Bool = true, from container: Container,
+                 _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Plan? {
+        if cached == 0 { return self }
+        if let failing { return failing.variants == nil ? self : failingVariant(cached.trailingZeroBitCount, container, locals).object }
+        if cached.nonzeroBitCount == containerSteps.count { return cachedVariant }
+        return mixed ? mixedVariant(cached) : nil
+    }
+
+    /// The set `variant(forCached:)` picks by, read now from the caches (without claiming) where the build would
+    /// look: a failing plan's `Failing.containers` frames (only the outermost cached one: it asks for nothing under
+    /// it), each where the build's frame reads it (`Failing.containerLookups`: the resolving container, a singleton's
+    /// from further up, a stacked level), else its container steps, each where it looks up (`lookup(of:_:)`).
+    /// `locals`: a child's plan's, written by `fits` (a local frame's or step's registration).
+    func cachedNow(in resolving: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> UInt {
+        if let failing {
+            for (n, frame) in failing.containers.enumerated() {
+                let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
+                let (lookup, slot) = failing.containerLookups[n]
+                let cache = slot >= 0 ? Self.level(of: slot, locals) : lookup ?? Borrowed(resolving)
+                if Self.isCached(local < 0 ? failing.open[frame] : locals[local], in: cache) { return 1 << UInt(n) }
+            }
+            return 0
         }
-        return .init(self)
+        var cached: UInt = 0
+        for i in containerSteps where Self.isCached(registration(of: i, locals), in: lookup(of: i, locals) ?? Borrowed(resolving)) {
+            cached |= 1 << UInt(i)
+        }
+        return cached
+    }
+
+    /// Whether `registration`'s instance is cached in `container` now (read, not claimed: `SharedCache.cached`).
+    private static func isCached(_ registration: Borrowed<Registration>, in container: Borrowed<Container>) -> Bool {
+        guard let hit = registration.borrow({ r in container.borrow { SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: $0) } }) else {
+            return false
+        }
+        hit.release()
+        return true
     }
 
     /// Container-scoped registrations a walk takes as leaves from their caches (`Recorder.leafContainers`), not walked
@@ -509,7 +549,7 @@ final class Plan: @unchecked Sendable {
     /// before (as `mixedVariant`, per state under the store's lock): walked from `container` for a child's plan (the
     /// resolving child, which `fits` it). A declined plan when its walk declines (the build serves that state), or
     /// when the configuration (or a child's component) changed since this plan was recorded (not kept: a race).
-    private func variant(_ n: Int, _ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
+    private func failingVariant(_ n: Int, _ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
         let failing = failing.unsafelyUnwrapped
         let frame = failing.containers[n]
         let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
@@ -533,10 +573,10 @@ final class Plan: @unchecked Sendable {
         return .init(recorded ?? Self.unrecordedVariant)
     }
 
-    /// What `variant` returns when the configuration changed meanwhile: the build serves that run.
+    /// What `failingVariant` returns when the configuration changed meanwhile: the build serves that run.
     private static let unrecordedVariant = declined(0, .failureUnderContainer)
 
-    /// A variant's walk (`variant`): as the failing plan's, `leaves` taken from their caches. A child's creating walk
+    /// A variant's walk (`failingVariant`): as the failing plan's, `leaves` taken from their caches. A child's creating walk
     /// that creates nothing: its warm plan.
     private static func recordVariant(_ root: Registration, configuration: UInt, creating: Bool, child: Container?,
                                       leaves: Leaves) throws(Decline) -> Plan {
@@ -558,7 +598,7 @@ final class Plan: @unchecked Sendable {
         }
     }
 
-    /// The reason of a variant recorded declined (`variant`): why a resolve this failing plan picked for went to the build.
+    /// The reason of a variant recorded declined (`failingVariant`): why a resolve this failing plan picked for went to the build.
     var declinedVariant: Decline? {
         failing?.variants?.plans.withLock { plans in plans.first { $0.plan?.declines == true }?.plan?.decline }
     }
@@ -972,8 +1012,8 @@ final class Plan: @unchecked Sendable {
     /// leaves taken from the resolving container's cache (`Recorder.leafContainers`) and the others made, the
     /// order the build makes them in then (a step those asked for that a made step takes is made where it asks).
     /// Nil: none (past the bound; a walk that declines, or marks none under the container steps it makes; a
-    /// configuration changed since this plan was recorded).
-    func mixedVariant(_ cached: UInt) -> Plan? {
+    /// configuration changed since this plan was recorded). Picked by `variant(forCached:)`.
+    private func mixedVariant(_ cached: UInt) -> Plan? {
         guard let mixedVariants else { return nil }
         return mixedVariants.plans.withLock { plans -> Plan? in
             if let known = plans.first(where: { $0.cached == cached }) { return known.plan }

@@ -16,7 +16,7 @@ extension Plan {
         case plansOff
         // The recorder: the graph is not one a plan replays.
         case sharedRoot, cycle, tooLarge, containerInput
-        /// A failing plan's variant (`Plan.Failing.variants`, recorded on its first pick, `Plan.variant`) not recorded:
+        /// A failing plan's variant (`Plan.Failing.variants`, recorded on its first pick, `Plan.failingVariant`) not recorded:
         /// the configuration (or a child's component) changed between the pick and its walk (a race; a frame under a
         /// singleton from further up, or variants nested past four leaves, before branch failunder2).
         case failureUnderContainer
