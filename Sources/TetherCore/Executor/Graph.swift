@@ -158,6 +158,8 @@ final class Graph {
     /// cells still held, the keys found held in `heldAhead`, so the plan picked next (`run`) is the one for the
     /// state they found, which no other thread can change under them.
     private var keptClaims = false
+    /// `keptClaims` of a resolver's request (`claimAsked`): `runAsked` picks the request's plan again under them.
+    private var keptAskedClaims = false
     /// Creation steps `claimWithContainerSteps` (or a request's `claimAsked`) neither claimed nor found published: first
     /// asked for under a container step found cached, which no step still made asks for (`leavesUntaken`: the build
     /// never asks for them). The run checks they are skipped (`Plan.execute`).
@@ -486,7 +488,7 @@ final class Graph {
     private func replay(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         let creates = plan.borrow { $0.createsShared }
-        switchesToCachedVariant = false  // (set by this plan's claims or run only)
+        (switchesToCachedVariant, switchesToMixedVariant) = (false, 0)  // (set by this plan's claims or run only)
         if creates, try !claimCreations(plan, root: registration, from: container) {
             return try switchedToCachedVariant(plan, registration, from: container, arguments: arguments)
         }
@@ -528,12 +530,28 @@ final class Graph {
 
     /// After `plan`'s run or claims declined: its `cachedVariant` replayed instead when they found every container
     /// step cached (`switchesToCachedVariant`: `Plan.claimContainerSteps`, `claimWithContainerSteps`), the build's
-    /// order then, as `Plan.runRequest` runs it; else nil (declined).
+    /// order then, as `Plan.runRequest` runs it; the plan recorded for the set of container steps they found cached
+    /// when some were and others not (`switchesToMixedVariant`: `Plan.mixedVariant`); else nil (declined).
     private func switchedToCachedVariant(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
                                          arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
+        if switchesToMixedVariant != 0 { return try switchedToMixedVariant(plan, registration, from: container, arguments: arguments) }
         guard switchesToCachedVariant else { return nil }
         switchesToCachedVariant = false
         guard let variant = plan.borrow({ $0.cachedVariant.map(Borrowed.init) }) else { return nil }
+        progress.pointee.decline = nil  // not declined after all
+        return try replay(variant, registration, from: container, arguments: arguments)
+    }
+
+    /// `switchedToCachedVariant` for some container steps cached and others not (`switchesToMixedVariant`, their bits):
+    /// the plan `Plan.variant(forCached:)` picks for that set (a `mixedVariant`; the plan keeps it), replayed instead; nil: none (past
+    /// `Plan.maxMixedVariants`, a walk that does not fit), `containerHeld`. Out of line: a cache state met once per child.
+    @inline(never)
+    private func switchedToMixedVariant(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
+                                        arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
+        let cached = switchesToMixedVariant
+        switchesToMixedVariant = 0
+        guard let variant = plan.borrow({ $0.variant(forCached: cached, from: container, progress.pointee.locals).map(Borrowed.init) })
+        else { return nil }
         progress.pointee.decline = nil  // not declined after all
         return try replay(variant, registration, from: container, arguments: arguments)
     }
@@ -660,6 +678,9 @@ final class Graph {
     /// Set by `Plan.claimContainerSteps` when it found every container step of a plan with a `cachedVariant`
     /// cached: the run declined, and `replay` replays the variant instead (read and cleared there).
     var switchesToCachedVariant = false
+    /// Set by `Plan.claimContainerSteps` when it found some container steps cached (their bits) and others not, which the
+    /// run cannot skip to the build's order: `replay` replays the plan recorded for that set instead (`Plan.mixedVariant`).
+    var switchesToMixedVariant: UInt = 0
 
     /// Container step `registration` of the plan replaying into this graph, claimed late (`Plan.claimLate`) where
     /// the build's walk asks for it, as `existing` does: the instance cached there (retained), or nil: claimed
@@ -730,7 +751,7 @@ final class Graph {
     /// A plan with container steps too claims as the build does (`claimWithContainerSteps`).
     private func claimCreations(_ plan: Borrowed<Plan>, root: Registration, from container: Container,
                                 meeting: Bool = false) throws(TetherError) -> Bool {
-        if Self.claimHooked.load(ordering: .acquiring), let hook = Self.beforeClaimingCreations.withLock({ $0 }) { hook(root) }
+        Self.beforeClaiming(root)
         if plan.borrow({ $0.hasContainer }) { return try claimWithContainerSteps(plan, root: root, from: container, meeting: meeting) }
         try checkBeforeNotWaiting(root, from: container)
         // A child's own registrations among them (local steps): the resolving child's, in their order.
@@ -788,35 +809,27 @@ final class Graph {
     }
 
     /// The claims' last act (`claimCreations`, `claimWithContainerSteps`): take the keys found published at
-    /// their claims (`takesClaimedHits`), else decline: the claims kept (`keepClaims`) for the plan picked next,
-    /// or (`creationPicks`, a thread that must not wait or acts for a token: its claims check first,
-    /// `checkBeforeNotWaiting`, which would claim its own cells again) every claim let go of.
+    /// their claims (`takesClaimedHits`), else decline: the claims kept (`keepClaims`) for the plan picked next.
+    /// (A thread that must not wait or acts for a token too: its check before the next claims,
+    /// `checkBeforeNotWaiting`, skips the cells this graph holds, and finds none of them another thread's.)
     private func endClaims(_ plan: Borrowed<Plan>, from container: Container) -> Bool {
         if claimedHits.isEmpty || takesClaimedHits(plan, from: container) { return true }
         progress.pointee.decline = .creationPicks
-        if keepsClaims() { return keepClaims() }
-        dropClaimedHits()
-        releaseCells()
-        return false
-    }
-
-    /// Whether a creation plan's claims that found keys published it cannot take are kept (`keepClaims`): not a
-    /// thread that must not wait or acts for a token (`checkBeforeNotWaiting` claims or checks first, its own cells too).
-    private func keepsClaims() -> Bool {
-        SharedCache.refusing(thread) == nil && !Borrowed<ThreadState>(opaque: thread).borrow { $0.noWait }
+        return keepClaims()
     }
 
     /// `endClaims`' decline keeping its claims, as the build claims as it goes: the keys found published held till
     /// the graph ends (`heldAhead`: cached for the pick that follows and its run, which take them as shared leaves),
     /// the cells held (the plan picked next takes them as its own: `claimCreations`' `claimedAhead`; the build's
-    /// `claim` finds them in `cells`). The plan picked next is the one for the state the claims found (`run`).
+    /// `claim` finds them in `cells`). The plan picked next is the one for the state the claims found (`run`; a
+    /// resolver's request's, `request`: `runAsked`, its cells then among the graph's, `claimAsked` takes them as its own).
     /// Out of line: a race.
     @inline(never)
-    private func keepClaims() -> Bool {
+    private func keepClaims(request: Bool = false) -> Bool {
         for (_, hit) in claimedHits { heldAhead.append(hit.take()) }
         claimedHits.removeAll()
         (claimedSkip, claimedHeld) = (0, 0)
-        keptClaims = true
+        if request { keptAskedClaims = true } else { keptClaims = true }
         return false
     }
 
@@ -856,6 +869,11 @@ final class Graph {
     static func setBeforeClaimingCreations(_ hook: (@Sendable (Registration) -> Void)?) {
         beforeClaimingCreations.withLock { $0 = hook }
         claimHooked.store(hook != nil, ordering: .releasing)
+    }
+    /// `beforeClaimingCreations`' call for `root`, if set (`claimCreations`; a request's claims, `claimAsked`).
+    @inline(__always)
+    private static func beforeClaiming(_ root: Registration) {
+        if claimHooked.load(ordering: .acquiring), let hook = beforeClaimingCreations.withLock({ $0 }) { hook(root) }
     }
 
     /// Tests only (`setAfterCheckBeforeNotWaiting`): called with the root of a resolve that must not wait or acts
@@ -1027,7 +1045,7 @@ final class Graph {
         replayEnteredAt = 0
         replaySkips.removeAll()
         lateContainerClaims = 0
-        switchesToCachedVariant = false
+        (switchesToCachedVariant, switchesToMixedVariant) = (false, 0)
         // (Taken here, let go of last: `letGoReplayed`.)
         var built: [(step: Int, from: Int, to: Int)]?
         if !replayBuilt.isEmpty { built = replayBuilt; replayBuilt.removeAll() }
@@ -1042,7 +1060,7 @@ final class Graph {
         // Last: releasing may run destructors, which may resolve again on this thread.
         if !heldAhead.isEmpty { heldAhead.removeAll(keepingCapacity: true) }
         if claimedSkip != 0 || unclaimedUnder != 0 || !claimedHits.isEmpty { dropClaimedHits() }
-        keptClaims = false
+        (keptClaims, keptAskedClaims) = (false, false)
         if let built { letGoReplayed(built) }
         alive.removeAll()
     }
@@ -1419,7 +1437,9 @@ final class Graph {
         }
         guard wanted.count > 1 || (evenOne && !wanted.isEmpty) else { return }
         wanted.sort { ($0.key.registration, $0.key.container.map(UInt.init(bitPattern:)) ?? 0) < ($1.key.registration, $1.key.container.map(UInt.init(bitPattern:)) ?? 0) }
-        for (_, registration, lookup) in wanted {
+        for (key, registration, lookup) in wanted {
+            // Held by this graph already (claims kept for the plan picked next, `keepClaims`): its own.
+            if cells.contains(where: { $0.key == key }) { continue }
             // Published meanwhile: held until the graph ends, so the build finds it in the cache (a weak
             // instance let go of would be claimed again, and, held by another thread by then, refused).
             do throws(TetherError) {
@@ -1907,10 +1927,27 @@ final class Graph {
     /// graph constructs (the build reports the cycle), a creation step's claim fails or finds the caches
     /// changed (`claimAsked`), or a shape this run does not take (a child's own steps, container or value
     /// steps, slots made per resolve, a failing plan, a trace hook).
+    /// A request whose creation steps' claims found keys another thread published that its run cannot take
+    /// (`claimAsked`) keeps those claims (`keepClaims`) and picks its plan again, for the state they found, as `run`
+    /// does (at most `maxKeptPicks` times).
     @inline(never)
     private func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
                           _ counts: PlanStats.Counts?, creating: Bool = false) throws(TetherError) -> Int? {
         if requestRunning { return try runAskedMeanwhile(registration, from: lookup, declined: &reason, counts, creating: creating) }
+        var picks = 0
+        while true {
+            let built = try runAskedPick(registration, from: lookup, declined: &reason, counts, creating: creating)
+            guard keptAskedClaims else { return built }
+            keptAskedClaims = false
+            picks += 1
+            guard picks <= Self.maxKeptPicks else { return built }
+            reason = nil
+        }
+    }
+
+    /// `runAsked`'s pick of the request's plan and its run.
+    private func runAskedPick(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
+                              _ counts: PlanStats.Counts?, creating: Bool) throws(TetherError) -> Int? {
         // A one-shot plan picked here (`Registration.oneShotPlan`) goes once the request's run has ended.
         let oneShots = Borrowed<ThreadState>(opaque: thread).borrow { $0.oneShotPlans.count }
         defer { Borrowed<ThreadState>(opaque: thread).borrow { $0.dropOneShots(to: oneShots) } }
@@ -2014,6 +2051,7 @@ final class Graph {
                 let neverAsked = met.map { m in plan.borrow { $0.neverAsked(from: m.cut, met: m.step) } } ?? 0
                 // (A refused claim: the run up to it, then its error, as the build's walk reaches it: not a failing plan's.)
                 let cutting = tracer == nil && count <= 64 && !plan.borrow { $0.fails }
+                Self.beforeClaiming(registration)
                 // (A creating plan's `skips` are its first 64 steps': past those `takeFromGraph` takes none.)
                 guard claimAsked(plan, from: lookup, skips: UInt64(skips.low) | neverAsked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
@@ -2197,6 +2235,8 @@ final class Graph {
         guard let declined else { return true }
         progress.pointee.decline = declined
         refusedClaim = nil
+        // Keys published it cannot take: the claims kept (the graph's from then on) for the plan picked next (`runAsked`).
+        if declined == .creationPicks { return keepClaims(request: true) }
         dropClaimedHits()
         releaseCells(from: cellsBefore)
         claimedInOrder = inOrderBefore

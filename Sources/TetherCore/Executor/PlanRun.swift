@@ -1519,6 +1519,12 @@ extension Plan {
         guard cached == 0 || (cached == containerSteps.count && !(M.requests && cachedVariant != nil))
                 || claims.failed == 0 && skipUnderCached(claims, locals, endClaims: false) else {
             into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
+            // Every one looked at (none refused, none left to claim late): the plan recorded for that set of cached steps
+            // (`mixedVariant`), which the graph replays instead (`Graph.replay`), as `runRequest` runs it. Not up to a cut,
+            // nor a request's, nor a creating run's (its claims are its own, `Graph.claimWithContainerSteps`).
+            if !M.cuts && !M.requests && !M.creates && mixedVariants != nil && claims.failed == 0 && deferred == 0 && cached < containerSteps.count {
+                into.graph.borrow { $0.switchesToMixedVariant = claims.load(0).word }
+            }
             return false
         }
         if lateClaims != 0 && !M.requests { into.graph.borrow { $0.lateContainerClaims = deferred } }

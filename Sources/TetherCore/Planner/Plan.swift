@@ -377,8 +377,9 @@ final class Plan: @unchecked Sendable {
     let needsContainersUncached: Bool
     /// The plans for runs that find some container steps cached and others not where skipping what the cached
     /// ones asked for cannot give the build's order (`skipUnderCached` declines: a step still made takes one of
-    /// those; a `cachedVariant`): recorded on first need per set of cached steps (`mixedVariant`). Nil: a plan
-    /// without container steps, a child's (its component's registrations), or one replayed into the graph.
+    /// those; a `cachedVariant`): recorded on first need per set of cached steps (`mixedVariant`); a plan replayed
+    /// into the graph switches to it there (`Graph.switchesToMixedVariant`). Nil: a plan without container steps,
+    /// a child's (its component's registrations), or a failing one.
     let mixedVariants: MixedVariants?
 
     /// `mixedVariants`' store: per set of container steps found cached (a bit each), its plan (nil: none covers it).
@@ -705,7 +706,7 @@ final class Plan: @unchecked Sendable {
         self.componentParams = arena.copy(componentParams)
         self.arena = arena
         // (Keyed by a word of container steps: none past the 64th step, `wideMasks`.)
-        mixedVariants = containerSteps.isEmpty || !component.isEmpty || needsGraph || failing != nil || wideMasks ? nil : MixedVariants()
+        mixedVariants = containerSteps.isEmpty || !component.isEmpty || failing != nil || wideMasks ? nil : MixedVariants()
     }
 
     /// Whether creation step `step`'s check is where the build's walk reaches it (`CreationCheck.reachedThere`),
@@ -1012,7 +1013,9 @@ final class Plan: @unchecked Sendable {
     /// leaves taken from the resolving container's cache (`Recorder.leafContainers`) and the others made, the
     /// order the build makes them in then (a step those asked for that a made step takes is made where it asks).
     /// Nil: none (past the bound; a walk that declines, or marks none under the container steps it makes; a
-    /// configuration changed since this plan was recorded). Picked by `variant(forCached:)`.
+    /// configuration changed since this plan was recorded). A plan that `needsGraph` (completion callbacks, slots
+    /// made per resolve) has variants that do too, replayed into the graph (`Graph.switchesToMixedVariant`). Picked
+    /// by `variant(forCached:)`.
     private func mixedVariant(_ cached: UInt) -> Plan? {
         guard let mixedVariants else { return nil }
         return mixedVariants.plans.withLock { plans -> Plan? in
@@ -1036,23 +1039,29 @@ final class Plan: @unchecked Sendable {
         let root = steps[steps.count - 1].registration.object
         guard cached & 1 << UInt(steps.count - 1) == 0, root.container.configuration == configuration else { return nil }
         let leaves = Set(containerSteps.filter { cached & 1 << UInt($0) != 0 }.map { ObjectIdentifier(steps[$0].registration.object) })
-        // (Run without a graph, as this plan: no slots made per resolve, no completion callbacks, nothing created.)
-        let runsAlone = { (recorder: Recorder) in recorder.slots.isEmpty && !recorder.steps.contains { $0.completes || $0.creates } }
+        // Run as this plan: without a graph (no slots made per resolve, no completion callbacks), or replayed into it
+        // (`needsGraph`: `Graph.switchesToMixedVariant`; its slots finished as `record`'s). Never creating: a creating
+        // run's claims are its own (`Graph.claimWithContainerSteps`), not switched.
+        let fits = { [needsGraph] (recorder: Recorder) -> Bool in
+            guard !recorder.steps.contains(where: { $0.creates }) else { return false }
+            guard needsGraph else { return recorder.slots.isEmpty && !recorder.steps.contains { $0.completes } }
+            return (try? recorder.finishSlots()) != nil && !recorder.steps.contains { $0.claimsLate }
+        }
         let marked = Recorder(lookup: root.container, allowsArguments: true)
         (marked.makesContainer, marked.recordsSlots, marked.leafContainers) = (true, true, leaves)
         if marked.visit(Borrowed(root)) != nil {
-            return runsAlone(marked) ? Plan(steps: marked.steps, inputs: marked.inputs, configuration: configuration, objects: nil) : nil
+            return fits(marked) ? Plan(steps: marked.steps, inputs: marked.inputs, configuration: configuration, objects: nil, slots: marked.slots) : nil
         }
         guard marked.decline == .containerInput else { return nil }
         let made = Recorder(lookup: root.container, allowsArguments: true)
         (made.makesContainer, made.recordsSlots, made.marksUnderContainer, made.leafContainers) = (true, true, false, leaves)
-        guard made.visit(Borrowed(root)) != nil, runsAlone(made) else { return nil }
+        guard made.visit(Borrowed(root)) != nil, fits(made) else { return nil }
         var allCached = cachedVariant
         if allCached == nil {
-            guard let walk = try? Plan.walkEveryContainerCached(root), walk.slots.isEmpty else { return nil }
-            allCached = Plan(steps: walk.steps, inputs: walk.inputs, configuration: configuration, objects: nil)
+            guard let walk = try? Plan.walkEveryContainerCached(root), fits(walk) else { return nil }
+            allCached = Plan(steps: walk.steps, inputs: walk.inputs, configuration: configuration, objects: nil, slots: walk.slots)
         }
-        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, cachedVariant: allCached)
+        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, slots: made.slots, cachedVariant: allCached)
     }
 
     /// `root`'s walk with every container-scoped registration a leaf taken from the resolving container's cache
