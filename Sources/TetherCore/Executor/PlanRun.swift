@@ -203,8 +203,9 @@ extension Plan {
                 if claims.any(1) { endClaims(claims.load(1), progress, from: container, thread: thread) }
                 return (outcome, claims.load(0).count, claims.failed)
             }
-            if cached != 0, cachedVariant != nil, case .success(nil) = outcome, cached == containerSteps.count {
-                return runCachedVariant(specs, progress, arguments, from: container, thread: thread)
+            // Every container step cached: the `cachedVariant` (`variant(forCached:)`'s rule; a wide plan keeps no mixed ones).
+            if cached != 0, cached == containerSteps.count, case .success(nil) = outcome, let variant = cachedVariant {
+                return runPicked(variant, specs, progress, arguments, from: container, thread: thread, tracer: M.traced ? tracer : nil)
             }
             guard failed != 0, waitedForHeld(failed, &waits, progress, thread: thread) else { return outcome }
         }
@@ -247,6 +248,13 @@ extension Plan {
                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                             thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError>? {
         guard failing == nil, let variant = variant(forCached: cached, from: container, progress.pointee.locals) else { return nil }
+        return runPicked(variant, specs, progress, arguments, from: container, thread: thread, tracer: tracer)
+    }
+
+    /// The run of `variant`, picked for the caches a declined run found (traced if this one was).
+    private func runPicked(_ variant: Plan, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
+                           _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
+                           thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError> {
         progress.pointee.decline = nil  // not declined after all
         if let tracer { return variant.runTraced(specs, progress, arguments, from: container, thread: thread, tracer.object) }
         return variant.run(specs, progress, arguments, from: container, thread: thread)
