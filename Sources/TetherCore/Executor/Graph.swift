@@ -1919,7 +1919,8 @@ final class Graph {
             return nil
         }
         // A plan with a `cachedVariant`: the one the container steps' caches pick, as `runRequest` switches (its claims
-        // in the graph decline if that changes, `Plan.claimContainerSteps`); some cached and others not: the build.
+        // in the graph decline if that changes, `Plan.claimContainerSteps`); some cached and others not: the plan for
+        // that set (`Plan.mixedVariant`), none recorded for it (a plan that needs the graph): the build.
         if plan.borrow({ $0.cachedVariant != nil }) {
             guard let picked = plan.borrow({ $0.requestVariant(from: lookup, progress.pointee.locals) }) else {
                 reason = .requestReadsRequest
@@ -1928,10 +1929,9 @@ final class Graph {
             plan = picked
         }
         let shape: Plan.Decline? = plan.borrow { p in
-            // (Container steps over creation steps: claimed in the build's walk's order, `claimAsked`.)
-            // A RESOLVER slot's owner with container steps: its run kept a reference to a container step it made
-            // (never destroyed; found by branch requests, `aResolverSlotsGetInARequestWithAContainerStepLeaksNothing`): the build.
-            if p.hasContainer && p.steps.contains(where: { $0.opensFrames }) { return .requestReadsRequest }
+            // (Container steps over creation steps: claimed in the build's walk's order, `claimAsked`. A RESOLVER slot's
+            // owner with container steps: those found cached at the claims are entered before its factory, `enterRunning`,
+            // and one its gets find in the graph taken, `Plan.takeBuiltAsked`.)
             // (Slots over creation steps are made as a creating replay makes them; a RESOLVER slot's factory runs
             // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
             // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.

@@ -1457,18 +1457,20 @@ extension Plan {
     }
 
     /// For a request's run (`Graph.runAsked`) of a plan with a `cachedVariant`: the plan the container steps' caches
-    /// pick now, that one when every one is cached (as `runRequest` switches to it), this one when none is; nil when
-    /// some are and others not (the build makes only what the cached ones do not hold).
+    /// pick now, that one when every one is cached (as `runRequest` switches to it), this one when none is, the plan
+    /// for the set found cached when some are and others not (`mixedVariant`, as `runRequest` picks it); nil: none
+    /// for that set (the build makes only what the cached ones do not hold).
     func requestVariant(from resolving: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
-        var cached = 0
+        var cached: UInt = 0
         for i in containerSteps {
             let hit = registration(of: i, locals).borrow { r in
                 (lookup(of: i, locals) ?? Borrowed(resolving)).borrow { SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: $0) }
             }
-            if let hit { hit.release(); cached += 1 }
+            if let hit { hit.release(); cached |= 1 << UInt(i) }
         }
         if cached == 0 { return Borrowed(self) }
-        return cached == containerSteps.count ? cachedVariant.map { Borrowed($0) } : nil
+        if cached.nonzeroBitCount == containerSteps.count { return cachedVariant.map { Borrowed($0) } }
+        return steps.count <= UInt.bitWidth ? mixedVariant(cached).map { Borrowed($0) } : nil
     }
 
     /// Whether the build, taking container steps `cached` from the cache, never asks for creation step `j` first asked
@@ -1945,6 +1947,9 @@ extension Plan {
         func isBelow(_ j: Int) -> Bool { j >= 0 && below & 1 << UInt64(j) != 0 }
         if slots.contains(where: { isBelow($0.step) || $0.items.contains(where: isBelow) }) { return 0 }
         for j in (i + 1)..<steps.count where taken & 1 << UInt64(j) != 0 {
+            // A step whose word holds its instance already (a container step found cached at the claims, entered
+            // early by `Graph.enterRunning`, so the graph has it): that reference let go of, the graph's taken.
+            made.releaseUnmoved(j)
             made.set(j, graph.instance(graph.builtIndex(registration(of: j, locals))!).retained())
         }
         return skips
