@@ -1461,16 +1461,16 @@ extension Plan {
     /// for the set found cached when some are and others not (`mixedVariant`, as `runRequest` picks it); nil: none
     /// for that set (the build makes only what the cached ones do not hold).
     func requestVariant(from resolving: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
-        var cached: UInt = 0
+        var cached = 0, mask: UInt = 0  // (a bit per step: `mixedVariant`'s set, up to `UInt.bitWidth` steps)
         for i in containerSteps {
             let hit = registration(of: i, locals).borrow { r in
                 (lookup(of: i, locals) ?? Borrowed(resolving)).borrow { SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: $0) }
             }
-            if let hit { hit.release(); cached |= 1 << UInt(i) }
+            if let hit { hit.release(); cached += 1; mask |= 1 << UInt(i) }
         }
         if cached == 0 { return Borrowed(self) }
-        if cached.nonzeroBitCount == containerSteps.count { return cachedVariant.map { Borrowed($0) } }
-        return steps.count <= UInt.bitWidth ? mixedVariant(cached).map { Borrowed($0) } : nil
+        if cached == containerSteps.count { return cachedVariant.map { Borrowed($0) } }
+        return steps.count <= UInt.bitWidth ? mixedVariant(mask).map { Borrowed($0) } : nil
     }
 
     /// Whether the build, taking container steps `cached` from the cache, never asks for creation step `j` first asked
