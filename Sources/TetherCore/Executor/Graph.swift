@@ -1971,20 +1971,22 @@ final class Graph {
         }
         // A plan with a `cachedVariant`: the one the container steps' caches pick (`Plan.variant(forCached:)`), as
         // `runRequest` switches (its claims in the graph decline if that changes, `Plan.claimContainerSteps`); some
-        // cached and others not: the build (no `mixedVariant` here).
+        // cached and others not: the plan for that set (a `mixedVariant`); none recorded for it, or a plan that needs
+        // the graph (its mixed variants are replayed by the graph's own run, `Graph.switchesToMixedVariant`): the build.
         if plan.borrow({ $0.cachedVariant != nil }) {
-            guard let picked = plan.borrow({ p in p.variant(forCached: p.cachedNow(in: lookup, progress.pointee.locals), mixed: false, from: lookup, progress.pointee.locals) })
-                .map(Borrowed.init) else {
+            guard let picked = plan.borrow({ p -> Plan? in
+                let cached = p.cachedNow(in: lookup, progress.pointee.locals)
+                return p.variant(forCached: cached.bits, count: cached.count, mixed: !p.needsGraph, from: lookup, progress.pointee.locals)
+            }).map(Borrowed.init) else {
                 reason = .requestReadsRequest
                 return nil
             }
             plan = picked
         }
         let shape: Plan.Decline? = plan.borrow { p in
-            // (Container steps over creation steps: claimed in the build's walk's order, `claimAsked`.)
-            // A RESOLVER slot's owner with container steps: its run kept a reference to a container step it made
-            // (never destroyed; found by branch requests, `aResolverSlotsGetInARequestWithAContainerStepLeaksNothing`): the build.
-            if p.hasContainer && p.steps.contains(where: { $0.opensFrames }) { return .requestReadsRequest }
+            // (Container steps over creation steps: claimed in the build's walk's order, `claimAsked`. A RESOLVER slot's
+            // owner with container steps: those found cached at the claims are entered before its factory, `enterRunning`,
+            // and one its gets find in the graph taken, `Plan.takeBuiltAsked`.)
             // (Slots over creation steps are made as a creating replay makes them; a RESOLVER slot's factory runs
             // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
             // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.

@@ -2059,6 +2059,9 @@ extension Plan {
         func isBelow(_ j: Int) -> Bool { j >= 0 && below.contains(j) }
         if slots.contains(where: { isBelow($0.step) || $0.items.contains(where: isBelow) }) { return StepBits() }
         for j in (i + 1)..<steps.count where taken.contains(j) {
+            // A step whose word holds its instance already (a container step found cached at the claims, entered
+            // early by `Graph.enterRunning`, so the graph has it): that reference let go of, the graph's taken.
+            made.releaseUnmoved(j)
             made.set(j, graph.instance(graph.builtIndex(registration(of: j, locals))!).retained())
         }
         return skips

@@ -474,7 +474,8 @@ final class Plan: @unchecked Sendable {
     /// cached there; the outermost cached one's `Failing.variants` plan (itself picked so) else (`variant(forCached:)`
     /// over `cachedNow`). `locals`: a child's plan's, written by `fits` (a local frame's registration).
     func pickedForCaches(_ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
-        guard failing?.variants != nil, let variant = variant(forCached: cachedNow(in: container, locals), from: container, locals),
+        guard failing?.variants != nil, case let cached = cachedNow(in: container, locals),
+              let variant = variant(forCached: cached.bits, count: cached.count, from: container, locals),
               variant !== self else { return .init(self) }
         return variant.pickedForCaches(container, locals)
     }
@@ -491,11 +492,14 @@ final class Plan: @unchecked Sendable {
     /// - Container steps (bit i: step i), every one: the `cachedVariant` (nil: none, this plan skips under them).
     /// - Some, not the others: the `mixedVariant` for that set where `mixed` (a run alone, `runRequest`); nil where
     ///   not (a request's run in the graph, `Graph.runAsked`: the build, `requestReadsRequest`), or none recorded.
-    func variant(forCached cached: UInt, mixed: Bool = true, from container: Container,
+    /// `count`: how many are cached, where `cached` cannot say (a container step past the 64th step: a wide plan,
+    /// which keeps no mixed variants, `wideMasks`).
+    func variant(forCached cached: UInt, count: Int? = nil, mixed: Bool = true, from container: Container,
                  _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Plan? {
-        if cached == 0 { return self }
+        let count = count ?? cached.nonzeroBitCount
+        if count == 0 { return self }
         if let failing { return failing.variants == nil ? self : failingVariant(cached.trailingZeroBitCount, container, locals).object }
-        if cached.nonzeroBitCount == containerSteps.count { return cachedVariant }
+        if count == containerSteps.count { return cachedVariant }
         return mixed ? mixedVariant(cached) : nil
     }
 
@@ -504,19 +508,20 @@ final class Plan: @unchecked Sendable {
     /// it), each where the build's frame reads it (`Failing.containerLookups`: the resolving container, a singleton's
     /// from further up, a stacked level), else its container steps, each where it looks up (`lookup(of:_:)`).
     /// `locals`: a child's plan's, written by `fits` (a local frame's or step's registration).
-    func cachedNow(in resolving: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> UInt {
+    func cachedNow(in resolving: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> (bits: UInt, count: Int) {
         if let failing {
             for (n, frame) in failing.containers.enumerated() {
                 let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
                 let (lookup, slot) = failing.containerLookups[n]
                 let cache = slot >= 0 ? Self.level(of: slot, locals) : lookup ?? Borrowed(resolving)
-                if Self.isCached(local < 0 ? failing.open[frame] : locals[local], in: cache) { return 1 << UInt(n) }
+                if Self.isCached(local < 0 ? failing.open[frame] : locals[local], in: cache) { return (1 << UInt(n), 1) }
             }
-            return 0
+            return (0, 0)
         }
-        var cached: UInt = 0
+        var cached: (bits: UInt, count: Int) = (0, 0)
         for i in containerSteps where Self.isCached(registration(of: i, locals), in: lookup(of: i, locals) ?? Borrowed(resolving)) {
-            cached |= 1 << UInt(i)
+            if i < UInt.bitWidth { cached.bits |= 1 << UInt(i) }  // (past the 64th step: counted only)
+            cached.count += 1
         }
         return cached
     }
