@@ -311,6 +311,7 @@ final class Graph {
     private static func resolveNested(_ registration: Registration, from container: Container, arguments: UnsafeBufferPointer<Argument>,
                                       tracer: Tracer?, outer: [Borrowed<Registration>], _ thread: ThreadState) -> Result<Ref<Instance>, TetherError> {
         // The thread's own graph for a binding's replay (`Reentry.enterReplay`: no resolve further out).
+        let outer = Reentry.met(outer, from: container)
         let nested = thread.nesting > 1
         let graph = nested ? Graph(thread: Borrowed(thread).opaque, ownsProgress: true) : thread.graph
         graph.outer = outer

@@ -19,6 +19,20 @@ enum Reentry {
         return registrations
     }
 
+    /// What a resolve from `container` meets of `outer` (`constructing`): not a container-scoped key made further
+    /// out for another container while `container` has its own cached. The resolve takes that one, as a resolve of
+    /// the key itself does (a cache hit): nothing is constructed twice (conformance/model.py, `resolve`).
+    static func met(_ outer: [Borrowed<Registration>], from container: Container) -> [Borrowed<Registration>] {
+        outer.filter { registration in
+            registration.borrow { r in
+                let scope = r.spec.scope
+                guard scope.isPerResolvingContainer, let hit = SharedCache.cached(r, scope, in: container) else { return true }
+                hit.release()
+                return false
+            }
+        }
+    }
+
     /// Whether anything but `graph` is constructing on this thread: a plan's step, or a frame
     /// of another graph. A graph's own frames it checks itself; what others construct is
     /// known to it only through `outer`, which must then be taken afresh: another graph may

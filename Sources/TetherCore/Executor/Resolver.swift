@@ -137,7 +137,7 @@ public final class Resolver: @unchecked Sendable {
             let thread = Borrowed<ThreadState>(opaque: graph.thread)
             let saved = graph.outer
             if thread.borrow({ Reentry.othersConstruct($0, besides: graph) }) {
-                graph.outer = thread.borrow { Reentry.constructing($0) }
+                graph.outer = Reentry.met(thread.borrow { Reentry.constructing($0) }, from: lookupReference.object)
             }
             defer { graph.outer = saved }
             return registration.borrow { registration in
