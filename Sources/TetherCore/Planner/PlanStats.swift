@@ -60,7 +60,7 @@ extension Plan {
             case .requestInGraph: "a resolver's request whose plan has a key this graph constructs (the build reports the cycle: a request made while a request's plan runs meeting its steps under way), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks), or a failing plan's open frame the graph has or constructs"
             case .requestNested: "a resolver's request whose plan fails, or has creation steps, meeting a key the thread constructs further out (Reentry): no run up to a cut of those"
             case .requestSlots: "a resolver's request whose plan has a slot naming a step not shared only a key taken from the graph asked for"
-            case .requestReadsRequest: "a resolver's request whose plan has a cachedVariant and finds some of its container steps cached and others not, with no plan for that set (mixedVariant: none for a plan that needs the graph; the build makes only what the cached ones do not hold)"
+            case .requestReadsRequest: "a resolver's request whose plan has a cachedVariant and finds some of its container steps cached and others not, with no plan for that set (mixedVariant: none recorded, or a plan that needs the graph, whose mixed variants only its own run replays, Graph.switchesToMixedVariant; the build makes only what the cached ones do not hold)"
             case .requestShared: "a resolver's request whose creation plan's claim failed before any factory (a cell this thread made further out, a wait cycle, a token's or no-wait refusal): the build claims as it goes and reports it where its walk asks for that key"
             }
         }
