@@ -104,4 +104,48 @@ import TetherCore
         #expect(seen.first?.hasPrefix("S asks W: cycle") == true, "\(seen)")
         #expect(log.filter { $0 == "make W" }.count == 1, "one W: \(log)")
     }
+
+    /// K0 (container-scoped) completing asks for K2, whose factory resolves `root`, whose build fails: a key not
+    /// registered (`Missing`) ahead of K0 among the edges of K3, a singleton. The build's first claim (K3's)
+    /// claims, in one sorted pass, the cells of every uncached shared key the root's edges reach
+    /// (`Graph.claimInOrder`), K0's past the error too, unfinished further out on this thread: a cycle there.
+    /// The failing plan claims so too (`Graph.claimPastFailure`): before, it made K3 and reported the missing key.
+    private static func failingUnderACompletingContainerKey(_ root: String, decorated: Bool,
+                                                            _ more: (Fixture) throws -> Void = { _ in }) throws -> (seen: [String], log: [String], builds: Int) {
+        try Self.expectSameAsBuilt({ fx, seen in
+            try more(fx)
+            try fx.register("K2") { _ in seen.value.append("K2 asks \(root): " + Self.attempt(fx, root)) }
+            if decorated {
+                try fx.register("K3", scope: .singleton)
+                try fx.decorate("K3", [dep("Missing"), dep("K0")], label: "D")
+            } else {
+                try fx.register("K3", [dep("Missing"), dep("K0")], scope: .singleton)
+            }
+            let k0 = try fx.register("K0", scope: .container)
+            fx.onComplete(k0) { resolver, _, obj in obj.got.append(try resolver.get(Key("K2")).pointer) }
+        }, "K0")
+    }
+
+    /// The fuzz-diff finding (branch claimpast): K3's plan fails at its decorator's missing key after making K3.
+    @Test func aFailingPlansFirstClaimClaimsTheKeysPastItsError() throws {
+        for decorated in [true, false] {
+            let (seen, log, builds) = try Self.failingUnderACompletingContainerKey("K3", decorated: decorated)
+            // (The second resolve of K0 takes it cached: no callback. The messages are the build's: `expectSameAsBuilt`.)
+            #expect(seen.count == 3 && seen[0].hasPrefix("K2 asks K3: cycle: \"K0\" was resolved again before"), "\(seen)")
+            #expect(!log.contains("make K3") && !log.contains("make D"), "nothing made past the claims: \(log)")
+            #expect(builds == 0, "the plans ran (decorated: \(decorated))")
+        }
+    }
+
+    /// R(A, K3): the build's first claim comes after A's factory; refused there, the plan declines
+    /// (`claimPastFailure`) and the build makes A, drops it and reports the cycle.
+    @Test func aFailingPlansFirstClaimAfterAFactoryIsTheBuilds() throws {
+        let (seen, log, builds) = try Self.failingUnderACompletingContainerKey("R", decorated: true) { fx in
+            try fx.register("A")
+            try fx.register("R", [dep("A"), dep("K3")])
+        }
+        #expect(seen.count == 3 && seen[0].hasPrefix("K2 asks R: cycle: \"K0\" was resolved again ("), "\(seen)")
+        #expect(log.filter { $0 == "make A" }.count == 1 && log.contains("drop A") && !log.contains("make K3"), "\(log)")
+        #expect(builds == 1, "R's failing plan declined to the build")
+    }
 }

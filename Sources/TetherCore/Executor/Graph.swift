@@ -424,6 +424,8 @@ final class Graph {
                         built = try replay(replayed, registration, from: container, arguments: arguments)
                     }
                     if built != nil { break }
+                    // A failing plan's first claim refused where the build asks for it after factories: the build's.
+                    if progress.pointee.decline == .claimPastFailure { break }
                     picks += 1
                     // Its claims kept (`endClaims`): the plan for the state they found, under them.
                     let kept = keptClaims
@@ -495,6 +497,10 @@ final class Graph {
         }
         // Container steps: a resolve that must not wait or acts for a token checks or claims first, as the build.
         if !creates && plan.borrow({ $0.hasContainer }) { try checkBeforeNotWaiting(registration, from: container) }
+        // A failing plan creating nothing, a frame of a shared key open at its error: that key's claim, as the build's.
+        if !creates && plan.borrow({ $0.fails && !$0.hasContainer }), try !claimPastFailure(plan, root: registration, from: container) {
+            return nil
+        }
         // Borrowed: the registration keeps its plans.
         let ran = try plan.borrow { plan in
             if tracer != nil {
@@ -755,6 +761,7 @@ final class Graph {
         Self.beforeClaiming(root)
         if plan.borrow({ $0.hasContainer }) { return try claimWithContainerSteps(plan, root: root, from: container, meeting: meeting) }
         try checkBeforeNotWaiting(root, from: container)
+        if plan.borrow({ $0.fails }), try !claimPastFailure(plan, root: root, from: container) { return false }
         // A child's own registrations among them (local steps): the resolving child's, in their order.
         let locals = progress.pointee.locals
         let ordered = plan.borrow { $0.hasLocalCreations } ? plan.borrow { $0.creationsInClaimOrder(locals) } : nil
@@ -785,6 +792,49 @@ final class Graph {
             if let hit { claimedHits.append((step, hit)) }
         }
         return endClaims(plan, from: container)
+    }
+
+    /// A failing plan's first claim, as the build's (`claim`): where the build's walk first asks for a shared key
+    /// not cached (a creation step, or a frame open at the error, `Failing.openAt`), a singleton or weak one with
+    /// no cell held yet claims, in one sorted pass, every cell the root's constructor edges reach (`claimInOrder`),
+    /// those past the error too, which no step names: one this thread made further out and has not finished is
+    /// the build's error there (`SharedCache.claim`), before the plan's. Asked for before any factory of the build:
+    /// claimed here, its error the resolve's (the path: that key's askers). Asked for after some: a claim that
+    /// fails declines (`claimPastFailure`), every cell let go of: the build makes those steps and reports it there.
+    /// A container-scoped key asked for first is claimed alone (the run's). False: declined. Out of line: rare.
+    @inline(never)
+    private func claimPastFailure(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
+        guard !claimedInOrder, cells.isEmpty else { return true }
+        let locals = progress.pointee.locals
+        // The first shared key the build's walk asks for (its pre-order: by where it is first asked, an asker first).
+        let first: (at: Int, scope: Scope, path: [Key])? = plan.borrow { p in
+            var best: (at: Int, step: Int, scope: Scope, path: [Key])?
+            for creation in p.creations {
+                let at = p.firstAsked(creation.step)
+                if let b = best, at > b.at || at == b.at && creation.step < b.step { continue }
+                best = (at, creation.step, creation.scope, p.askingPath(to: creation.step))
+            }
+            guard let failing = p.failing else { return best.map { ($0.at, $0.scope, $0.path) } }
+            let open = failing.allOpen(locals)
+            for k in open.indices {
+                let scope = open[k].borrow { $0.specReference.borrow { $0.scope } }
+                guard scope.isShared, best.map({ failing.openAt[k] <= $0.at }) ?? true else { continue }
+                return (failing.openAt[k], scope, open[..<k].map { $0.borrow { $0.key } })
+            }
+            return best.map { ($0.at, $0.scope, $0.path) }
+        }
+        guard let first, !first.scope.isPerResolvingContainer else { return true }
+        claimedInOrder = true
+        do throws(TetherError) {
+            try claimInOrder(root, from: container, askingPath: { first.path })
+        } catch {
+            if first.at == 0 || backOff != nil { throw error }
+            releaseCells()
+            claimedInOrder = false
+            progress.pointee.decline = .claimPastFailure
+            return false
+        }
+        return true
     }
 
     /// After `claimCreations` found creation steps of `plan` published (`claimedHits`): whether the run can
@@ -1428,7 +1478,9 @@ final class Graph {
     /// edges reach, sorted by key, when there are several (`evenOne`, claiming
     /// ahead for a no-wait resolve: also a single one, and the cached weak ones
     /// held). A claim refused (`.wouldBlock`, no-wait mode) is reported as `root`'s.
-    private func claimInOrder(_ root: Registration, from container: Container, evenOne: Bool = false) throws(TetherError) {
+    /// `askingPath`: as `claimOne`'s (a failing plan's claims, `claimPastFailure`).
+    private func claimInOrder(_ root: Registration, from container: Container, evenOne: Bool = false,
+                              askingPath: (() -> [Key])? = nil) throws(TetherError) {
         var wanted: [(key: SharedCache.CellKey, registration: Registration, container: Container)] = []
         // Claiming ahead, the weak instances found cached are held too: let go of by their other
         // holders before the build reaches them, they would be claimed then, after factories ran.
@@ -1444,7 +1496,7 @@ final class Graph {
             // Published meanwhile: held until the graph ends, so the build finds it in the cache (a weak
             // instance let go of would be claimed again, and, held by another thread by then, refused).
             do throws(TetherError) {
-                if let hit = try claimOne(registration, registration.spec.scope, in: lookup) { heldAhead.append(hit.take()) }
+                if let hit = try claimOne(registration, registration.spec.scope, in: lookup, askingPath: askingPath) { heldAhead.append(hit.take()) }
             } catch where error.code == .wouldBlock {
                 throw Self.wouldBlock(root, blocked: registration)
             }

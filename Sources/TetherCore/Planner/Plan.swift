@@ -638,7 +638,9 @@ final class Plan: @unchecked Sendable {
         specsHeld = steps.compactMap { $0.spec?.object }  // registrations keep their visible specs meanwhile
         completes = steps.contains { $0.completes }
         self.slots = slots
+        // (A failing one with a singleton or weak frame open at its error: its first claim is the build's, `Graph.claimPastFailure`.)
         needsGraph = completes || !slots.isEmpty || steps.contains { $0.creates }
+            || failing?.open.contains { $0.borrow { $0.spec.scope.isShared && !$0.spec.scope.isPerResolvingContainer } } == true
         let made = steps.count { !$0.isShared && !$0.isContainer }
         // One made step over a singleton is a block too: its edges to singletons are then split references.
         let overSingleton = steps.contains { step in
