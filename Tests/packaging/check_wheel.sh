@@ -1,8 +1,8 @@
 #!/bin/sh
 # The Python wheel as a user gets it:
 #   - `pip wheel ./bindings/python` gives one py3-none-<platform> wheel (no Python ABI in its tag),
-#     manylinux when `auditwheel show` agrees, holding the stripped library (<= 9 MB: stripped it is 8.0 MB on 2026-11-30, the plan VM's run modes
-#     specialized; unstripped it is several times that) and both headers;
+#     manylinux when `auditwheel show` agrees, holding the stripped library (<= 10 MB: stripped it is 8.0 MB on 2026-11-30, the plan VM's run modes
+#     specialized, 9.3 MB on 2026-12-01, the run's step masks a type too: `WordMask` and `StepBits`, branch largemasks; unstripped it is several times that) and both headers;
 #   - installed into a fresh venv and used from another directory, with no TETHER_LIBRARY and no
 #     checkout on the path: it resolves, tether.include_dir() compiles C against the package;
 #   - a build with no library to be had fails at install time, saying what to do;
@@ -51,8 +51,8 @@ with zipfile.ZipFile(sys.argv[1]) as z:
         print(info.filename, info.file_size)
 EOF
 size=$(sed -n "s|^tether/$packaged \([0-9]*\)\$|\1|p" "$tmp/contents")
-if [ -n "$size" ] && [ "$size" -le 9000000 ]; then ok "tether/$packaged inside, stripped: $size bytes"
-else fail "tether/$packaged inside, <= 9 MB" "size: ${size:-absent}"; fi
+if [ -n "$size" ] && [ "$size" -le 10000000 ]; then ok "tether/$packaged inside, stripped: $size bytes"
+else fail "tether/$packaged inside, <= 10 MB" "size: ${size:-absent}"; fi
 for h in tether.h tether_binding.h; do
     if grep -q "^tether/include/$h " "$tmp/contents"; then ok "tether/include/$h inside"; else fail "tether/include/$h inside"; fi
 done
