@@ -783,9 +783,10 @@ import Testing
         #expect(requests == ["requests": 3, "plan": 3])
     }
 
-    /// The shape still declining `requestReadsRequest`: the same with B's completion callback, whose plan needs the graph
-    /// (no `mixedVariant` for it): the first request built, the same outcome; the next two run the `cachedVariant`.
-    @Test func aRequestsPlanNeedingTheGraphWithSomeContainerStepsCachedIsBuilt() throws {
+    /// The same with B's completion callback, whose plan needs the graph (`requestReadsRequest` before branch
+    /// creatingmixed: the first request built): the request runs that set's `mixedVariant` (one that needs the graph
+    /// too, as the graph's own run replays it), then the `cachedVariant`; the same outcome.
+    @Test func aRequestsPlanNeedingTheGraphWithSomeContainerStepsCachedRunsThePlan() throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A")
             let b = try fx.register("B", [dep("S1"), dep("S2"), dep("X")])
@@ -804,7 +805,47 @@ import Testing
             }
         }
         #expect(outcome.seen == ["S1 cached: true, B's X S2's: true", "S1 cached: true, B's X S2's: false", "S1 cached: true, B's X S2's: false"])
-        #expect(requests == ["requests": 3, "requestReadsRequest": 1, "plan": 2])
+        #expect(outcome.log.filter { $0.hasPrefix("make") || $0.hasPrefix("complete") }
+                == ["make X", "make S1", "make A", "complete A", "make X", "make S2", "make B", "complete B",
+                    "make A", "complete A", "make X", "make B", "complete B", "make A", "complete A", "make X", "make B", "complete B"],
+                "\(outcome.log)")
+        #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// `containerHeld`'s mixed-cache shape in a request (`DeclineReasonTests.someContainerStepsCachedWithAStepTheyAskedForTakenByAMadeOneRunAPlan`'s
+    /// shape 0, no `cachedVariant`): A's callback in a child asks for Handler (Session cached there, Late not; Late takes
+    /// Req, which Session asked for first). The request's claims decline the plan's run (`containerHeld` before branch
+    /// creatingmixed: built) and switch to that set's `mixedVariant` (`Graph.switchesToVariant`, `runAsked`); with One,
+    /// a singleton not cached, the first request is a creating one (`claimAsked`), switching to a creating variant.
+    /// Graphing: Handler's completion callback (a plan that needs the graph).
+    @Test func aRequestFindingSomeContainerStepsCachedRunsTheMixedVariant() throws {
+        for (one, completes) in [(false, false), (false, true), (true, false), (true, true)] {
+            let (outcome, requests) = try expectSame({ fx in
+                let a = try fx.register("A", scope: .transient)
+                try fx.register("Req")
+                try fx.register("Y", scope: .transient)
+                if one { try fx.register("One", scope: .singleton) }
+                try fx.register("Session", [dep("Req")], scope: .container)
+                try fx.register("Late", [dep("Req")], scope: .container)
+                let handler = try fx.register("Handler", [dep("Session"), dep("Y"), dep("Late")] + (one ? [dep("One")] : []), scope: .transient)
+                if completes { fx.onComplete(handler) }
+                fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("Handler")).pointer) }
+            }) { fx in
+                let child = try fx.child()
+                let session = try fx.resolve("Session", in: child)
+                return try withExtendedLifetime(session) {
+                    try (0..<3).map { _ in
+                        let a = try fx.resolve("A", in: child)
+                        return withExtendedLifetime(a) {
+                            let handler = Obj.at(Obj.of(a).got[0])
+                            return "\(handler.tree()) session \(handler.depPointer(0) == session.pointer) req \(handler.dep(2).depPointer(0) != Obj.of(session).depPointer(0))"
+                        }
+                    }
+                }
+            }
+            #expect(outcome.seen.allSatisfy { $0.hasSuffix("session true req true") }, "one \(one) completes \(completes): \(outcome.seen)")
+            #expect(requests == ["requests": 3, "plan": 3], "one \(one) completes \(completes): \(requests)")
+        }
     }
 
     /// From a child with a registration of its own that the plan binds (B -> C, C the child's): the plan runs,

@@ -491,9 +491,9 @@ final class Graph {
     private func replay(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
         let creates = plan.borrow { $0.createsShared }
-        (switchesToCachedVariant, switchesToMixedVariant) = (false, 0)  // (set by this plan's claims or run only)
+        switchesToVariant = nil  // (set by this plan's claims or run only)
         if creates, try !claimCreations(plan, root: registration, from: container) {
-            return try switchedToCachedVariant(plan, registration, from: container, arguments: arguments)
+            return try switchedToVariant(plan, registration, from: container, arguments: arguments)
         }
         // Container steps: a resolve that must not wait or acts for a token checks or claims first, as the build.
         if !creates && plan.borrow({ $0.hasContainer }) { try checkBeforeNotWaiting(registration, from: container) }
@@ -516,7 +516,7 @@ final class Graph {
             alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
             if creates { dropClaimedHits() }  // (a run declining before it took them)
             releaseCells()  // a leaf gone meanwhile, container steps some cached: nothing was made under them
-            return try switchedToCachedVariant(plan, registration, from: container, arguments: arguments)
+            return try switchedToVariant(plan, registration, from: container, arguments: arguments)
         }
         // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`; a run that
         // read the request pended them among its container steps, in step order: `Plan.enterRequest`.)
@@ -535,32 +535,30 @@ final class Graph {
         return plan.borrow { $0.stepCount } - 1
     }
 
-    /// After `plan`'s run or claims declined: its `cachedVariant` replayed instead when they found every container
-    /// step cached (`switchesToCachedVariant`: `Plan.claimContainerSteps`, `claimWithContainerSteps`), the build's
-    /// order then, as `Plan.runRequest` runs it; the plan recorded for the set of container steps they found cached
-    /// when some were and others not (`switchesToMixedVariant`: `Plan.mixedVariant`); else nil (declined).
-    private func switchedToCachedVariant(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
-                                         arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
-        if switchesToMixedVariant != 0 { return try switchedToMixedVariant(plan, registration, from: container, arguments: arguments) }
-        guard switchesToCachedVariant else { return nil }
-        switchesToCachedVariant = false
-        guard let variant = plan.borrow({ $0.cachedVariant.map(Borrowed.init) }) else { return nil }
+    /// After `plan`'s run or claims declined for the container steps they found cached (`switchesToVariant`:
+    /// `Plan.claimContainerSteps`, `claimWithContainerSteps`): the plan `variant(_:for:)` picks for that set replayed
+    /// instead (every one cached, the `cachedVariant`; some, the `mixedVariant` for that set, a creating run's a
+    /// creating one, its claims redone), the build's order then, as `Plan.runRequest` runs it; else nil (declined).
+    private func switchedToVariant(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
+                                   arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
+        guard let cached = switchesToVariant, cached.count > 0 else { return nil }
+        switchesToVariant = nil
+        guard let variant = variant(plan, forCached: cached, in: container, progress) else { return nil }
         progress.pointee.decline = nil  // not declined after all
         return try replay(variant, registration, from: container, arguments: arguments)
     }
 
-    /// `switchedToCachedVariant` for some container steps cached and others not (`switchesToMixedVariant`, their bits):
-    /// the plan `Plan.variant(forCached:)` picks for that set (a `mixedVariant`; the plan keeps it), replayed instead; nil: none (past
-    /// `Plan.maxMixedVariants`, a walk that does not fit), `containerHeld`. Out of line: a cache state met once per child.
+    /// The plan `Plan.variant(forCached:)` picks of `plan` for the container steps `cached` (those its claims found
+    /// cached, `switchesToVariant`; a request's, read from the caches); one kept by no plan (`Plan.keptByNone`: past
+    /// `Plan.maxMixedVariants`) held by the thread till the resolve (or the request's run) ends (`ThreadState.oneShotPlans`,
+    /// as `Registration.oneShotPlan`'s). Nil: none (a walk that does not fit). Out of line: a cache state met once per child.
     @inline(never)
-    private func switchedToMixedVariant(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
-                                        arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
-        let cached = switchesToMixedVariant
-        switchesToMixedVariant = 0
-        guard let variant = plan.borrow({ $0.variant(forCached: cached, from: container, progress.pointee.locals).map(Borrowed.init) })
+    private func variant(_ plan: Borrowed<Plan>, forCached cached: (bits: UInt, count: Int), in container: Container,
+                         _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
+        guard let variant = plan.borrow({ $0.variant(forCached: cached.bits, count: cached.count, from: container, progress.pointee.locals) })
         else { return nil }
-        progress.pointee.decline = nil  // not declined after all
-        return try replay(variant, registration, from: container, arguments: arguments)
+        if variant.keptByNone { Borrowed<ThreadState>(opaque: thread).borrow { $0.oneShotPlans.append(variant) } }
+        return Borrowed(variant)
     }
 
     /// The creation steps `from ..< to` of `plan`, replayed into this graph, published with the graph, as a
@@ -682,12 +680,11 @@ final class Graph {
     /// The container steps `Plan.claimContainerSteps` left to claim late (a bit each), for the run it precedes.
     var lateContainerClaims: UInt = 0
 
-    /// Set by `Plan.claimContainerSteps` when it found every container step of a plan with a `cachedVariant`
-    /// cached: the run declined, and `replay` replays the variant instead (read and cleared there).
-    var switchesToCachedVariant = false
-    /// Set by `Plan.claimContainerSteps` when it found some container steps cached (their bits) and others not, which the
-    /// run cannot skip to the build's order: `replay` replays the plan recorded for that set instead (`Plan.mixedVariant`).
-    var switchesToMixedVariant: UInt = 0
+    /// Set by the claims when the container steps they found cached (`bits`, a bit each, and how many) are a state the
+    /// plan does not run in (`Plan.claimContainerSteps`: every one, with a `cachedVariant`; some, which no skip gives the
+    /// build's order; `claimWithContainerSteps`: one, of a creation plan recorded with every step made): the run
+    /// declined, and `replay` (a request's `runAsked`) runs the plan `variant(_:for:)` picks instead (read and cleared there).
+    var switchesToVariant: (bits: UInt, count: Int)?
 
     /// Container step `registration` of the plan replaying into this graph, claimed late (`Plan.claimLate`) where
     /// the build's walk asks for it, as `existing` does: the instance cached there (retained), or nil: claimed
@@ -960,7 +957,7 @@ final class Graph {
         try checkBeforeNotWaiting(root, from: container)
         claimRoot = (.init(root), .init(container))
         defer { claimRoot = nil }
-        let locals = progress.pointee.locals
+        let (locals, resolving) = (progress.pointee.locals, container)
         var cachedContainers: [Int] = []
         // Creation steps another thread published before their claims (`claimedHits`): the steps asked for
         // under them the build never asks for, so they are not claimed (a cell a sorted pass claimed for one
@@ -994,8 +991,9 @@ final class Graph {
                         // Recorded with every step made (`Plan.needsContainersUncached`): the build makes fewer now.
                         if plan.borrow({ $0.needsContainersUncached }) {
                             progress.pointee.decline = .containerInput
-                            // Its `cachedVariant` instead (`replay`): a container step not cached after all declines there.
-                            switchesToCachedVariant = plan.borrow { $0.cachedVariant != nil }
+                            // The plan for the set cached now instead (`replay`; all: its `cachedVariant`, some: the creating
+                            // `mixedVariant`), whose claims decline if that changed since.
+                            switchesToVariant = plan.borrow { p in p.cachedNow(in: resolving, locals) }
                             dropClaimedHits()
                             releaseCells()
                             return false
@@ -1096,7 +1094,7 @@ final class Graph {
         replayEnteredAt = 0
         replaySkips.removeAll()
         lateContainerClaims = 0
-        (switchesToCachedVariant, switchesToMixedVariant) = (false, 0)
+        switchesToVariant = nil
         // (Taken here, let go of last: `letGoReplayed`.)
         var built: [(step: Int, from: Int, to: Int)]?
         if !replayBuilt.isEmpty { built = replayBuilt; replayBuilt.removeAll() }
@@ -1999,8 +1997,9 @@ final class Graph {
     }
 
     /// `runAsked`'s pick of the request's plan and its run.
+    /// `picked`: the plan for the container steps the last run's claims found cached (`switchesToVariant`), run instead.
     private func runAskedPick(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
-                              _ counts: PlanStats.Counts?, creating: Bool) throws(TetherError) -> Int? {
+                              _ counts: PlanStats.Counts?, creating: Bool, picked: Borrowed<Plan>? = nil) throws(TetherError) -> Int? {
         // A one-shot plan picked here (`Registration.oneShotPlan`) goes once the request's run has ended.
         let oneShots = Borrowed<ThreadState>(opaque: thread).borrow { $0.oneShotPlans.count }
         defer { Borrowed<ThreadState>(opaque: thread).borrow { $0.dropOneShots(to: oneShots) } }
@@ -2015,26 +2014,22 @@ final class Graph {
         let shared = registration.specReference.borrow { $0.scope.isShared && !$0.scope.isPerResolvingContainer }
         let lookup = shared && registration.specReference.borrow({ $0.scope.resolvesFromOwnContainer }) ? registration.container : lookup
         // (`creating`: a key not shared whose warm plan declined `notCached`, `requested`.)
-        guard var plan = shared || creating ? registration.creationPlan(from: lookup, progress)
-                : registration.plan(from: lookup, progress) else {
+        guard var plan = picked ?? (shared || creating ? registration.creationPlan(from: lookup, progress)
+                : registration.plan(from: lookup, progress)) else {
             // (None for the caches' state: why, as `PlanStats.countBuild` tells a top-level resolve's.)
             reason = creating ? registration.creationDecline ?? .notCached : registration.planDecline(from: lookup)
             if shared && reason == .other { reason = .sharedRoot }  // (its warm plan serves it cached only)
             return nil
         }
         // A plan with a `cachedVariant`: the one the container steps' caches pick (`Plan.variant(forCached:)`), as
-        // `runRequest` switches (its claims in the graph decline if that changes, `Plan.claimContainerSteps`); some
-        // cached and others not: the plan for that set (a `mixedVariant`); none recorded for it, or a plan that needs
-        // the graph (its mixed variants are replayed by the graph's own run, `Graph.switchesToMixedVariant`): the build.
-        if plan.borrow({ $0.cachedVariant != nil }) {
-            guard let picked = plan.borrow({ p -> Plan? in
-                let cached = p.cachedNow(in: lookup, progress.pointee.locals)
-                return p.variant(forCached: cached.bits, count: cached.count, mixed: !p.needsGraph, from: lookup, progress.pointee.locals)
-            }).map(Borrowed.init) else {
+        // `runRequest` switches (its claims in the graph switch again if that changes, `Plan.claimContainerSteps`); some
+        // cached and others not: the plan for that set (a `mixedVariant`); none fits: the build.
+        if picked == nil && plan.borrow({ $0.cachedVariant != nil }) {
+            guard let variant = variant(plan, forCached: plan.borrow { $0.cachedNow(in: lookup, progress.pointee.locals) }, in: lookup, progress) else {
                 reason = .requestReadsRequest
                 return nil
             }
-            plan = picked
+            plan = variant
         }
         let shape: Plan.Decline? = plan.borrow { p in
             // (Container steps over creation steps: claimed in the build's walk's order, `claimAsked`. A RESOLVER slot's
@@ -2142,6 +2137,15 @@ final class Graph {
             case .failure(let error):
                 _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: Borrowed(registration), lookup)
                 return .failure(frames.count == 0 && meanwhileOpen == nil ? error : withFrames(error))
+            }
+        }
+        // Declined for the container steps its claims found cached (`switchesToVariant`): the plan for that set, once
+        // (held till this pick's end, `oneShots`).
+        if let cached = switchesToVariant {
+            switchesToVariant = nil
+            if picked == nil, cached.count > 0, let variant = variant(plan, forCached: cached, in: lookup, progress) {
+                reason = nil
+                return try runAskedPick(registration, from: lookup, declined: &reason, counts, creating: creating, picked: variant)
             }
         }
         if let counts, case .success(_?) = outcome { counts.countRequest(found: false, built: nil) }

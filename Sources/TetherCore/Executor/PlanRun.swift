@@ -1489,12 +1489,13 @@ extension Plan {
         // the askers of the step a cut run meets (the build asks for them before it meets it), not ahead-claiming threads.
         let late = !M.requests && lateClaims != 0 && !into.graph.borrow({ $0.claimsLateAhead }) ? lateClaims : 0
         var deferred: UInt = 0
+        var unlooked = 0  // (container steps not looked at: the set found cached is not every one's)
         for (at, i) in asked {
             let asker = M.cuts && i > met && descends(met, from: i)
             if M.cuts && i >= cut && !asker { continue }
-            if published & 1 << UInt(i) != 0 { continue }
+            if published & 1 << UInt(i) != 0 { unlooked += 1; continue }
             // A resolver's request: a key the graph has is taken from it, and nothing under it asked for (`Graph.requestSkips`).
-            if M.requests && into.graph.borrow({ $0.requestSkips.contains(i) }) { continue }
+            if M.requests && into.graph.borrow({ $0.requestSkips.contains(i) }) { unlooked += 1; continue }
             if late & 1 << UInt(i) != 0 && !asker { deferred |= 1 << UInt(i); continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: self.lookup(of: i, locals.base) ?? into.lookup) { self.askingPath(to: i) }
@@ -1518,20 +1519,21 @@ extension Plan {
         // Some cached, others not: the build makes only what the cached ones do not already hold. (A request's plan with a
         // `cachedVariant` found none cached, `Graph.runAsked`: one cached since is the build's, which makes fewer.)
         let cached = claims.load(0).count
-        // Every one cached, with a `cachedVariant`: the graph replays that one instead (`Graph.replay`), as
-        // `runRequest` runs it (not up to a cut, nor a request's: neither switches).
-        if cachedVariant != nil && !M.cuts && !M.requests && cached == containerSteps.count && claims.failed == 0 && deferred == 0 {
-            into.graph.borrow { $0.dropContainerClaims(); $0.switchesToCachedVariant = true }
+        // Every one looked at (none refused, none left to claim late, none skipped), in a state this plan does not run
+        // in: the plan `variant(forCached:)` picks for the set found cached, which the graph replays instead
+        // (`Graph.switchesToVariant`: `replay`, a request's `runAsked`), as `runRequest` runs it. Every one cached,
+        // with a `cachedVariant`: that one; some, which no skip gives the build's order: the `mixedVariant` for that
+        // set (a creating run's a creating one, its claims redone). Not up to a cut.
+        let switches = !M.cuts && claims.failed == 0 && deferred == 0 && unlooked == 0
+        if switches && cachedVariant != nil && cached == containerSteps.count {
+            into.graph.borrow { $0.dropContainerClaims(); $0.switchesToVariant = (claims.load(0).word, cached) }
             return false
         }
         guard cached == 0 || (cached == containerSteps.count && !(M.requests && cachedVariant != nil))
                 || claims.failed == 0 && skipUnderCached(claims, locals, endClaims: false) else {
             into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
-            // Every one looked at (none refused, none left to claim late): the plan recorded for that set of cached steps
-            // (`mixedVariant`), which the graph replays instead (`Graph.replay`), as `runRequest` runs it. Not up to a cut,
-            // nor a request's, nor a creating run's (its claims are its own, `Graph.claimWithContainerSteps`).
-            if !M.cuts && !M.requests && !M.creates && mixedVariants != nil && claims.failed == 0 && deferred == 0 && cached < containerSteps.count {
-                into.graph.borrow { $0.switchesToMixedVariant = claims.load(0).word }
+            if switches && mixedVariants != nil && cached < containerSteps.count {
+                into.graph.borrow { $0.switchesToVariant = (claims.load(0).word, cached) }
             }
             return false
         }

@@ -387,8 +387,13 @@ final class Plan: @unchecked Sendable {
         let plans = Lock<[(cached: UInt, plan: Plan?)]>([])
     }
 
-    /// The most `mixedVariants` a plan records (sets of container steps found cached; past them, the build).
+    /// The most `mixedVariants` a plan keeps (sets of container steps found cached; past them, each run's recorded
+    /// for it, `keptByNone`).
     static var maxMixedVariants: Int { 8 }
+    /// A `mixedVariant` recorded for one run and kept by no plan (past `maxMixedVariants`, or a creating one whose
+    /// walk found the caches changed since its plan's): whoever runs it holds it till the run ends (`Plan.runVariant`;
+    /// a replay into the graph, `ThreadState.oneShotPlans`, as `Registration.oneShotPlan`). Set before it is returned.
+    private(set) var keptByNone = false
 
     /// What a failing plan knows of where the walk met its error: the frames open then (outermost
     /// first: the root, down to the one asking), and for each step whose asker was one of them
@@ -490,17 +495,17 @@ final class Plan: @unchecked Sendable {
     ///   plan; the build takes that frame's key cached and never meets the error; picked again for its own frames,
     ///   `pickedForCaches`).
     /// - Container steps (bit i: step i), every one: the `cachedVariant` (nil: none, this plan skips under them).
-    /// - Some, not the others: the `mixedVariant` for that set where `mixed` (a run alone, `runRequest`); nil where
-    ///   not (a request's run in the graph, `Graph.runAsked`: the build, `requestReadsRequest`), or none recorded.
+    /// - Some, not the others: the `mixedVariant` for that set (nil: none fits), past `maxMixedVariants` sets one
+    ///   recorded for the run and kept by no plan (`keptByNone`: the caller holds it till the run ends).
     /// `count`: how many are cached, where `cached` cannot say (a container step past the 64th step: a wide plan,
     /// which keeps no mixed variants, `wideMasks`).
-    func variant(forCached cached: UInt, count: Int? = nil, mixed: Bool = true, from container: Container,
+    func variant(forCached cached: UInt, count: Int? = nil, from container: Container,
                  _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Plan? {
         let count = count ?? cached.nonzeroBitCount
         if count == 0 { return self }
         if let failing { return failing.variants == nil ? self : failingVariant(cached.trailingZeroBitCount, container, locals).object }
         if count == containerSteps.count { return cachedVariant }
-        return mixed ? mixedVariant(cached) : nil
+        return mixedVariant(cached)
     }
 
     /// The set `variant(forCached:)` picks by, read now from the caches (without claiming) where the build would
@@ -1025,13 +1030,20 @@ final class Plan: @unchecked Sendable {
     /// by `variant(forCached:)`.
     private func mixedVariant(_ cached: UInt) -> Plan? {
         guard let mixedVariants else { return nil }
-        return mixedVariants.plans.withLock { plans -> Plan? in
-            if let known = plans.first(where: { $0.cached == cached }) { return known.plan }
-            guard plans.count < Plan.maxMixedVariants else { return nil }
+        let found = mixedVariants.plans.withLock { plans -> (known: Bool, plan: Plan?) in
+            if let known = plans.first(where: { $0.cached == cached }) { return (true, known.plan) }
+            guard plans.count < Plan.maxMixedVariants else { return (false, nil) }
             let plan = recordMixed(cached)
+            // (A creating walk that found the caches changed since this plan's pick: not kept, `sameCreations`.)
+            if let plan, createsShared && !sameCreations(as: plan) { return (false, plan) }
             plans.append((cached, plan))
-            return plan
+            return (true, plan)
         }
+        if found.known { return found.plan }
+        // Past the bound (or walked in another state): recorded for this run, kept by no plan.
+        guard let plan = found.plan ?? recordMixed(cached) else { return nil }
+        plan.keptByNone = true
+        return plan
     }
 
     /// The `mixedVariants` recorded so far (tests).
@@ -1042,40 +1054,58 @@ final class Plan: @unchecked Sendable {
     /// marks them), or declines. Where a made step one of those asks for first is taken outside too
     /// (`containerInput`), as `recordWithCachedVariant`: every step made (none marked), and for a run finding them
     /// all cached the plan with every container step a leaf (this plan's `cachedVariant`, the same state).
+    /// A creation plan's (`createsShared`): a creating walk (`Recorder.createsUncached`, the caches' state now), its
+    /// run's claims redone (`Graph.claimCreations`); the one with every step made as `recordCreatingUnmarked`'s
+    /// (`needsContainersUncached`).
     private func recordMixed(_ cached: UInt) -> Plan? {
         let root = steps[steps.count - 1].registration.object
         guard cached & 1 << UInt(steps.count - 1) == 0, root.container.configuration == configuration else { return nil }
         let leaves = Set(containerSteps.filter { cached & 1 << UInt($0) != 0 }.map { ObjectIdentifier(steps[$0].registration.object) })
+        let creating = createsShared
         // Run as this plan: without a graph (no slots made per resolve, no completion callbacks), or replayed into it
-        // (`needsGraph`: `Graph.switchesToMixedVariant`; its slots finished as `record`'s). Never creating: a creating
-        // run's claims are its own (`Graph.claimWithContainerSteps`), not switched.
+        // (`needsGraph`: `Graph.switchesToVariant`; its slots finished as `record`'s). Creation steps: a creation plan's only.
         let fits = { [needsGraph] (recorder: Recorder) -> Bool in
-            guard !recorder.steps.contains(where: { $0.creates }) else { return false }
+            guard creating || !recorder.steps.contains(where: { $0.creates }) else { return false }
             guard needsGraph else { return recorder.slots.isEmpty && !recorder.steps.contains { $0.completes } }
             return (try? recorder.finishSlots()) != nil && !recorder.steps.contains { $0.claimsLate }
         }
         let marked = Recorder(lookup: root.container, allowsArguments: true)
-        (marked.makesContainer, marked.recordsSlots, marked.leafContainers) = (true, true, leaves)
+        (marked.makesContainer, marked.recordsSlots, marked.leafContainers, marked.createsUncached) = (true, true, leaves, creating)
         if marked.visit(Borrowed(root)) != nil {
             return fits(marked) ? Plan(steps: marked.steps, inputs: marked.inputs, configuration: configuration, objects: nil, slots: marked.slots) : nil
         }
         guard marked.decline == .containerInput else { return nil }
         let made = Recorder(lookup: root.container, allowsArguments: true)
         (made.makesContainer, made.recordsSlots, made.marksUnderContainer, made.leafContainers) = (true, true, false, leaves)
+        made.createsUncached = creating
         guard made.visit(Borrowed(root)) != nil, fits(made) else { return nil }
         var allCached = cachedVariant
         if allCached == nil {
-            guard let walk = try? Plan.walkEveryContainerCached(root), fits(walk) else { return nil }
+            guard let walk = try? Plan.walkEveryContainerCached(root, creating: creating), fits(walk) else { return nil }
             allCached = Plan(steps: walk.steps, inputs: walk.inputs, configuration: configuration, objects: nil, slots: walk.slots)
         }
-        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, slots: made.slots, cachedVariant: allCached)
+        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, slots: made.slots,
+                    cachedVariant: allCached, needsContainersUncached: creating)
+    }
+
+    /// Whether `variant`, a creating `mixedVariant` just walked, was walked in this creation plan's state of the caches:
+    /// each shared registration both name a creation step in both or in neither (another thread published one, or let
+    /// its last go, between this plan's pick and the walk: the variant serves that run only, `keptByNone`).
+    private func sameCreations(as variant: Plan) -> Bool {
+        let created = Set(creations.map { ObjectIdentifier(steps[$0.step].registration.object) })
+        let named = Set(steps.indices.filter { steps[$0].isShared || steps[$0].creates }.map { ObjectIdentifier(steps[$0].registration.object) })
+        return variant.steps.allSatisfy { step in
+            let id = ObjectIdentifier(step.registration.object)
+            return !(step.isShared || step.creates) || !named.contains(id) || step.creates == created.contains(id)
+        }
     }
 
     /// `root`'s walk with every container-scoped registration a leaf taken from the resolving container's cache
     /// (`Recorder.containerLeaves`): a `cachedVariant`'s, the build's order when it finds them all cached.
-    private static func walkEveryContainerCached(_ root: Registration) throws(Decline) -> Recorder {
+    /// `creating`: a creation plan's (`Recorder.createsUncached`).
+    private static func walkEveryContainerCached(_ root: Registration, creating: Bool = false) throws(Decline) -> Recorder {
         let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
-        (cached.containerLeaves, cached.recordsSlots) = (true, true)
+        (cached.containerLeaves, cached.recordsSlots, cached.createsUncached) = (true, true, creating)
         guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
         return cached
     }
