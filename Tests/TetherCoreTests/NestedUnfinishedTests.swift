@@ -137,15 +137,90 @@ import TetherCore
         }
     }
 
-    /// R(A, K3): the build's first claim comes after A's factory; refused there, the plan declines
-    /// (`claimPastFailure`) and the build makes A, drops it and reports the cycle.
-    @Test func aFailingPlansFirstClaimAfterAFactoryIsTheBuilds() throws {
+    /// R(A, K3): the build's first claim comes after A's factory; refused there, the plan runs up to it (A made and
+    /// dropped, `Graph.replayPastFailure`) and reports the cycle there, as the build (`claimPastFailure` declined before).
+    @Test func aFailingPlansFirstClaimAfterAFactoryIsThePlans() throws {
         let (seen, log, builds) = try Self.failingUnderACompletingContainerKey("R", decorated: true) { fx in
             try fx.register("A")
             try fx.register("R", [dep("A"), dep("K3")])
         }
         #expect(seen.count == 3 && seen[0].hasPrefix("K2 asks R: cycle: \"K0\" was resolved again ("), "\(seen)")
         #expect(log.filter { $0 == "make A" }.count == 1 && log.contains("drop A") && !log.contains("make K3"), "\(log)")
-        #expect(builds == 1, "R's failing plan declined to the build")
+        #expect(builds == 0, "R's failing plan ran")
+    }
+
+    /// K3(C, Missing, K0), C container-scoped: the failing plan's first claim is K3's, a frame open at its error, before
+    /// C (made under it); the build's sorted pass claims K0 there too (`claimInOrder`): a cycle before C is made, or after
+    /// A's factory (R(A, K3)). Before, the plan with a container step claimed C alone, made it and reported the missing key.
+    @Test func aFailingPlanWithAContainerStepClaimsTheKeysPastItsError() throws {
+        for root in ["K3", "R"] {
+            let (seen, log, builds) = try Self.expectSameAsBuilt({ fx, seen in
+                try fx.register("A")
+                try fx.register("R", [dep("A"), dep("K3")])
+                try fx.register("K2") { _ in seen.value.append("K2 asks \(root): " + Self.attempt(fx, root)) }
+                try fx.register("C", scope: .container)
+                try fx.register("K3", [dep("C"), dep("Missing"), dep("K0")], scope: .singleton)
+                let k0 = try fx.register("K0", scope: .container)
+                fx.onComplete(k0) { resolver, _, obj in obj.got.append(try resolver.get(Key("K2")).pointer) }
+            }, "K0")
+            #expect(seen.count == 3 && seen[0].hasPrefix("K2 asks \(root): cycle: \"K0\" was resolved again"), "\(seen)")
+            #expect(!log.contains("make C") && !log.contains("make K3"), "\(log)")
+            #expect(log.contains("make A") == (root == "R") && log.contains("drop A") == (root == "R"), "\(log)")
+            #expect(builds == 0, "the plans ran (\(root))")
+        }
+    }
+
+    /// R(A, S) (or R(A, C, S), C container-scoped: `claimWithContainerSteps`), S a singleton K0 made and has not
+    /// finished (its completion callback resolves R): R's creation plan's claim of S fails where the build asks for
+    /// it, after A's factory (and C's): the run makes those, drops them and reports the cycle there. Before, the
+    /// claim's error came before any factory.
+    @Test func aCreationPlansClaimOfAKeyUnfinishedFurtherOutFailsWhereTheBuildAsks() throws {
+        for withContainer in [false, true] {
+            let (seen, log, builds) = try Self.expectSameAsBuilt({ fx, seen in
+                try fx.register("A")
+                try fx.register("C", scope: .container)
+                try fx.register("R", withContainer ? [dep("A"), dep("C"), dep("S")] : [dep("A"), dep("S")])
+                try fx.register("S", scope: .singleton)
+                try fx.register("K2") { _ in seen.value.append("K2 asks R: " + Self.attempt(fx, "R")) }
+                let k0 = try fx.register("K0", [dep("S")], scope: .container)
+                fx.onComplete(k0) { resolver, _, obj in obj.got.append(try resolver.get(Key("K2")).pointer) }
+            }, "K0")
+            #expect(seen.count == 3 && seen[0].hasPrefix("K2 asks R: cycle: \"S\" was resolved again"), "\(seen)")
+            #expect(log.filter { $0 == "make A" }.count == 1 && log.contains("drop A"), "\(log)")
+            #expect(log.contains("make C") == withContainer && log.contains("drop C") == withContainer, "\(log)")
+            #expect(builds == 0, "R's creation plan ran (container step: \(withContainer))")
+        }
+    }
+
+    /// A completion callback's request for W (weak, W(D)), which K0's resolve from child c1 made (D is c1's) and has not
+    /// finished; from the root D is not registered: W's failing plan creates nothing, W open at its error. The build
+    /// claims W where it enters it: the cycle there, not the missing key (`Graph.claimOpenFrames`).
+    @Test func aRequestsFailingPlanClaimsItsOpenWeakFrame() throws {
+        var outcomes: [(log: [String], seen: [String])] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let seen = Box<[String]>([])
+            let c1 = try fx.child()
+            try fx.register("D", in: c1)
+            try fx.register("W", [dep("D")], scope: .weak)
+            let x = try fx.register("X")
+            fx.onComplete(x) { resolver, _, _ in
+                do { _ = try resolver.get(Key("W")); seen.value.append("X gets W") }
+                catch let e as TetherError { seen.value.append("X gets W: \(e.code): \(e.message)") }
+            }
+            try fx.register("K2") { obj in obj.got.append(try fx.resolve("X").pointer) }
+            let k0 = try fx.register("K0", [dep("W")], scope: .container, in: c1)
+            fx.onComplete(k0) { resolver, _, obj in obj.got.append(try resolver.get(Key("K2")).pointer) }
+            let before = Container.buildsOnThisThread
+            _ = try fx.resolve("K0", in: c1)
+            if plans { #expect(Container.buildsOnThisThread == before, "the plans ran") }
+            _ = try c1.close()
+            _ = try fx.container.close()
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+            outcomes.append((fx.tracker.log, seen.value))
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen, "\(outcomes)")
+        #expect(outcomes[1].seen.count == 1 && outcomes[1].seen[0].hasPrefix("X gets W: cycle: \"W\" was resolved again"), "\(outcomes[1].seen)")
     }
 }

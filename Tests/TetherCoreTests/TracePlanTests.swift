@@ -376,4 +376,19 @@ import Testing
             Self.once(c, "K3", log)
         }
     }
+
+    /// A failing plan's first claim (K3's, `claimInOrder` past its error) refused after A's factory (K0, past the error, made
+    /// further out and not finished): the run up to there (`Graph.replayPastFailure`) tells A's events as the build does.
+    @Test func aFailingPlansFirstClaimAfterAFactoryTracesTheBuilds() throws {
+        try expectSameTrace({ fx in
+            try fx.register("A")
+            try fx.register("R", [dep("A"), dep("K3")])
+            try fx.register("K2") { _ in _ = try? fx.resolve("R") }
+            try fx.register("K3", [dep("Missing"), dep("K0")], scope: .singleton)
+            let k0 = try fx.register("K0", scope: .container)
+            fx.onComplete(k0) { resolver, _, obj in obj.got.append(try resolver.get(Key("K2")).pointer) }
+        }) { fx, c, log in
+            Self.once(c, "K0", log)
+        }
+    }
 }

@@ -144,6 +144,10 @@ final class Graph {
     /// While `replayMeeting` claims: the cut and the step it meets (`claimWithContainerSteps` claims only what the build asks for before it).
     private var cutClaims: (cut: Int, met: Int)?
     private var claimedInOrder = false
+    /// A failing plan's first claim that failed after factories of the build (`claimPastFailure`): where the build's
+    /// walk asks for that key (the cut), the step or open frame it asks for there (`Plan.meeting`'s numbering), and the
+    /// claim's error, which the run reports there (`replayPastFailure`). Set only between the claims and that run.
+    private var pastFailure: (cut: Int, met: Int, error: TetherError)?
     /// Instances `claimInOrder` found published: held so the build finds them cached.
     private var heldAhead: [Instance] = []
     /// Creation steps of the plan replaying into this graph that another thread published between the
@@ -424,8 +428,6 @@ final class Graph {
                         built = try replay(replayed, registration, from: container, arguments: arguments)
                     }
                     if built != nil { break }
-                    // A failing plan's first claim refused where the build asks for it after factories: the build's.
-                    if progress.pointee.decline == .claimPastFailure { break }
                     picks += 1
                     // Its claims kept (`endClaims`): the plan for the state they found, under them.
                     let kept = keptClaims
@@ -493,12 +495,15 @@ final class Graph {
         let creates = plan.borrow { $0.createsShared }
         switchesToVariant = nil  // (set by this plan's claims or run only)
         if creates, try !claimCreations(plan, root: registration, from: container) {
+            try replayPastFailure(plan, from: container, arguments: arguments)
             return try switchedToVariant(plan, registration, from: container, arguments: arguments)
         }
-        // Container steps: a resolve that must not wait or acts for a token checks or claims first, as the build.
-        if !creates && plan.borrow({ $0.hasContainer }) { try checkBeforeNotWaiting(registration, from: container) }
+        // Container steps, or a failing plan's shared keys: a resolve that must not wait or acts for a token checks or
+        // claims first, as the build.
+        if !creates && plan.borrow({ $0.hasContainer || $0.fails }) { try checkBeforeNotWaiting(registration, from: container) }
         // A failing plan creating nothing, a frame of a shared key open at its error: that key's claim, as the build's.
-        if !creates && plan.borrow({ $0.fails && !$0.hasContainer }), try !claimPastFailure(plan, root: registration, from: container) {
+        if !creates && plan.borrow({ $0.fails }), try !claimPastFailure(plan, root: registration, from: container) {
+            try replayPastFailure(plan, from: container, arguments: arguments)
             return nil
         }
         // Borrowed: the registration keeps its plans.
@@ -597,7 +602,10 @@ final class Graph {
         // steps, those the build asks for before the cut, `claimWithContainerSteps`).
         cutClaims = (met.cut, met.step)
         defer { cutClaims = nil }
-        if met.claims, try !claimCreations(plan, root: root, from: container, meeting: true) { return }
+        if met.claims, try !claimCreations(plan, root: root, from: container, meeting: true) {
+            try replayPastFailure(plan, from: container, arguments: arguments)
+            return
+        }
         // Else, as before a build: a resolve that must not wait or acts for a token checks first.
         if !met.claims { try checkBeforeNotWaiting(root, from: container) }
         _ = try plan.borrow { plan in
@@ -771,9 +779,16 @@ final class Graph {
             // to make. A dead weak instance to revive is revived where the build's walk reaches it
             // (`Plan.takePublished`: at its early check, going on in its `PublishedVariant`, in a run that switches:
             // not one up to a cut; a traced one tells its hits in the build's walk, `Plan.tellPublishedInWalk`), unless the plan's check is not there: that is the build's.
-            let claimedAhead = cells.contains(where: { $0.key == key })
-            let hit = claimedAhead ? nil
-                : try claimOne(registration.object, scope, in: container, askingPath: { plan.borrow { $0.askingPath(to: step) } })
+            // (The build claims them all at its first claim, `claimInOrder`: its path there's; refused, its error there.)
+            var hit: Ref<Instance>?
+            if !cells.contains(where: { $0.key == key }) {
+                do throws(TetherError) {
+                    hit = try claimOne(registration.object, scope, in: container, askingPath: { self.firstClaim(plan, from: container)?.path ?? [] })
+                } catch {
+                    try claimFailed(plan, error, at: firstClaim(plan, from: container))
+                    return false
+                }
+            }
             // Claimed further out on this thread and not made there (`createUnderOuter`: no cell added), the run
             // makes it under that claim as the build does (`madeCreation`), and publishes it with the graph.
             if registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step, switching: !meeting) })
@@ -797,41 +812,90 @@ final class Graph {
     /// those past the error too, which no step names: one this thread made further out and has not finished is
     /// the build's error there (`SharedCache.claim`), before the plan's. Asked for before any factory of the build:
     /// claimed here, its error the resolve's (the path: that key's askers). Asked for after some: a claim that
-    /// fails declines (`claimPastFailure`), every cell let go of: the build makes those steps and reports it there.
-    /// A container-scoped key asked for first is claimed alone (the run's). False: declined. Out of line: rare.
+    /// fails is noted (`pastFailure`), every cell let go of, and false: the run makes what the build makes before
+    /// it asks for that key and reports the claim's error there (`replayPastFailure`). A wait cycle: the resolve
+    /// starts over (`run`), as the build's. A container-scoped key asked for first is claimed alone (the run's).
+    /// Out of line: rare.
     @inline(never)
     private func claimPastFailure(_ plan: Borrowed<Plan>, root: Registration, from container: Container) throws(TetherError) -> Bool {
         guard !claimedInOrder, cells.isEmpty else { return true }
-        let locals = progress.pointee.locals
-        // The first shared key the build's walk asks for (its pre-order: by where it is first asked, an asker first).
-        let first: (at: Int, scope: Scope, path: [Key])? = plan.borrow { p in
-            var best: (at: Int, step: Int, scope: Scope, path: [Key])?
-            for creation in p.creations {
-                let at = p.firstAsked(creation.step)
-                if let b = best, at > b.at || at == b.at && creation.step < b.step { continue }
-                best = (at, creation.step, creation.scope, p.askingPath(to: creation.step))
-            }
-            guard let failing = p.failing else { return best.map { ($0.at, $0.scope, $0.path) } }
-            let open = failing.allOpen(locals)
-            for k in open.indices {
-                let scope = open[k].borrow { $0.specReference.borrow { $0.scope } }
-                guard scope.isShared, best.map({ failing.openAt[k] <= $0.at }) ?? true else { continue }
-                return (failing.openAt[k], scope, open[..<k].map { $0.borrow { $0.key } })
-            }
-            return best.map { ($0.at, $0.scope, $0.path) }
-        }
-        guard let first, !first.scope.isPerResolvingContainer else { return true }
+        guard let first = firstClaim(plan, from: container), !first.scope.isPerResolvingContainer else { return true }
         claimedInOrder = true
         do throws(TetherError) {
             try claimInOrder(root, from: container, askingPath: { first.path })
         } catch {
-            if first.at == 0 || backOff != nil { throw error }
-            releaseCells()
             claimedInOrder = false
-            progress.pointee.decline = .claimPastFailure
+            try claimFailed(plan, error, at: first)
             return false
         }
         return true
+    }
+
+    /// A claim of `plan`'s creation claims that failed (a cell this thread made further out and has not finished, a
+    /// refusal to a thread that must not wait or acts for a token), which the build makes where its walk asks for the key
+    /// `at` (`firstClaim`): before any factory of the build, the resolve's error now; after some, noted (`pastFailure`),
+    /// every cell let go of, for the run up to there (`replayPastFailure`); a wait cycle, or a creation step asked for
+    /// before there (the cut run claims none), thrown as before (the resolve starts over, `run`).
+    private func claimFailed(_ plan: Borrowed<Plan>, _ error: TetherError, at first: (at: Int, step: Int, scope: Scope, path: [Key])?) throws(TetherError) {
+        guard let first, first.at > 0, backOff == nil,
+              !plan.borrow({ p in p.creations.contains { p.firstAsked($0.step) < first.at } }) else { throw error }
+        dropClaimedHits()
+        releaseCells()
+        pastFailure = (first.at, first.step, error)
+    }
+
+    /// Where the build's walk of `plan` first asks for a shared key not cached, which its first claim claims (`claim`; its
+    /// pre-order: by where it is first asked, an asker first): there (`at`, a cut), the key's step (a creation or container
+    /// step, or a failing plan's frame open at its error, `Failing.openAt`, as `steps.count + k`: `Plan.meeting`'s numbering),
+    /// its scope and its askers' keys. A container step found cached is no claim, nor are the steps under it asked for.
+    private func firstClaim(_ plan: Borrowed<Plan>, from container: Container) -> (at: Int, step: Int, scope: Scope, path: [Key])? {
+        let locals = progress.pointee.locals
+        return plan.borrow { p in
+            var best: (at: Int, step: Int, scope: Scope, path: [Key])?
+            var cached: [Int] = []
+            for c in p.containerSteps {
+                let lookup = p.lookup(of: c, locals)?.object ?? container
+                if let hit = p.registration(of: c, locals).borrow({ SharedCache.cached($0, .container, in: lookup) }) {
+                    hit.release()
+                    cached.append(c)
+                    continue
+                }
+                let at = p.firstAsked(c)
+                if let b = best, at > b.at || at == b.at && c < b.step { continue }
+                best = (at, c, .container, [])
+            }
+            for creation in p.creations where !cached.contains(where: { p.descends(creation.step, from: $0) }) {
+                let at = p.firstAsked(creation.step)
+                if let b = best, at > b.at || at == b.at && creation.step < b.step { continue }
+                best = (at, creation.step, creation.scope, p.askingPath(to: creation.step))
+            }
+            guard let failing = p.failing else { return best }
+            let open = failing.allOpen(locals)
+            for k in open.indices {
+                let scope = open[k].borrow { $0.specReference.borrow { $0.scope } }
+                guard scope.isShared, best.map({ failing.openAt[k] <= $0.at }) ?? true else { continue }
+                return (failing.openAt[k], p.stepCount + k, scope, open[..<k].map { $0.borrow { $0.key } })
+            }
+            return best
+        }
+    }
+
+    /// After the claims of `plan` returned false: if its first claim failed after factories of the build (`pastFailure`),
+    /// the run up to where the build's walk asks for that key (`Plan.replayCut`, as `replayMeeting` runs: the steps
+    /// before it made, then let go of, last made first), then the claim's error, the build's status, message and path.
+    /// Returns (the claims declined, `pastFailure` unset) or when that run declined before any factory (a warm leaf
+    /// gone: the plan picked next). Out of line: rare.
+    @inline(never)
+    private func replayPastFailure(_ plan: Borrowed<Plan>, from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
+        guard let past = pastFailure else { return }
+        pastFailure = nil
+        _ = try plan.borrow { plan in
+            plan.replayCut(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container,
+                           cut: past.cut, met: past.met, creates: false)
+        }.get()
+        alive.removeAll()  // its words, empty: the run let go of what it made (`Plan.cutReached`)
+        guard progress.pointee.cut == -1 else { return }
+        throw past.error
     }
 
     /// After `claimCreations` found creation steps of `plan` published (`claimedHits`): whether the run can
@@ -957,6 +1021,8 @@ final class Graph {
         try checkBeforeNotWaiting(root, from: container)
         claimRoot = (.init(root), .init(container))
         defer { claimRoot = nil }
+        // A failing plan: its first claim where the build's walk first asks for a shared key, a frame open at its error too.
+        if plan.borrow({ $0.fails }), try !claimPastFailure(plan, root: root, from: container) { return false }
         let (locals, resolving) = (progress.pointee.locals, container)
         var cachedContainers: [Int] = []
         // Creation steps another thread published before their claims (`claimedHits`): the steps asked for
@@ -1010,7 +1076,13 @@ final class Graph {
             }
             if under && leavesUntaken(plan, step, under: cachedContainers, locals) { continue }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
-            let hit = under || cells.contains(where: { $0.key == key }) ? nil : try found()
+            var hit: Ref<Instance>?
+            if !under && !cells.contains(where: { $0.key == key }) {
+                do throws(TetherError) { hit = try found() } catch {
+                    try claimFailed(plan, error, at: plan.borrow { p in (p.firstAsked(step), step, scope, []) })
+                    return false
+                }
+            }
             let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
             // Published before its claim: taken, as the build takes it where its walk asks (`claimCreations`); not in a run up to a cut.
             if let hit, !under && !revives && !meeting {
@@ -1432,7 +1504,7 @@ final class Graph {
         // rare start-over (`SharedCache`) would.
         if !claimedInOrder, cells.isEmpty, !scope.isPerResolvingContainer, let root = claimRoot {
             claimedInOrder = true
-            try claimInOrder(root.registration.object, from: root.container.object)
+            try claimInOrder(root.registration.object, from: root.container.object, askingPath: askingPath)
         }
         if cells.contains(where: { $0.key == key }) { return nil }
         return try claimOne(registration, scope, in: container, askingPath: askingPath)
@@ -2115,6 +2187,9 @@ final class Graph {
                     met = (refused.step, registration, plan.borrow { $0.firstAsked(refused.step) }, false)
                     refusal = refused.error
                 }
+            } else if met == nil && plan.borrow({ $0.fails }), let refused = claimOpenFrames(plan, from: lookup, progress) {
+                // A failing plan creating nothing: a shared frame open at its error whose claim failed, the build's error there.
+                (met, refusal) = ((refused.step, refused.registration, refused.cut, false), refused.error)
             }
             if let met {
                 let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup, creating: creates, refusal: refusal)
@@ -2190,8 +2265,10 @@ final class Graph {
             return .success(nil)
         case .success(false):
             _ = enterAsked(plan, words, count: count, failed: met.cut, root: root, lookup)
-            let parent = plan.borrow { $0.steps[met.step].parent }
-            let open = parent >= 0 ? plan.borrow { $0.constructing(at: parent, progress.pointee.locals) } : []
+            // (A failing plan's open frame `k`, `steps.count + k`: the frames outside it, `Plan.opened(before:)`.)
+            let parent = met.step < count ? plan.borrow { $0.steps[met.step].parent } : -1
+            let open = met.step >= count ? plan.borrow { $0.opened(before: met.step, progress.pointee.locals) }
+                : parent >= 0 ? plan.borrow { $0.constructing(at: parent, progress.pointee.locals) } : []
             let saved = meanwhileOpen
             meanwhileOpen = (frames.count, open)
             defer { meanwhileOpen = saved }
@@ -2211,6 +2288,37 @@ final class Graph {
 
     /// A creating request's claim that failed (`claimAsked` cutting): its step and the build's error there.
     private var refusedClaim: (step: Int, error: TetherError)?
+
+    /// A resolver's request's failing plan creating nothing (`runAsked`): its singleton or weak frames open at its error,
+    /// outermost first, each claimed where the build's walk enters it (`Failing.openAt`: its cache first, else `claim`, the
+    /// cell held as the build's, `cells`). The first whose claim fails (a cell this thread made further out and has not
+    /// finished, a refusal to a thread that must not wait or acts for a token): that frame (`steps.count + k`, `Plan.meeting`'s
+    /// numbering), where the build asks for it (a cut) and the claim's error, which the run reports there (`meetAsked`).
+    /// Nil: every one claimed (or one found cached: the run as before). Out of line: rare.
+    @inline(never)
+    private func claimOpenFrames(_ plan: Borrowed<Plan>, from lookup: Container, _ progress: UnsafeMutablePointer<PlanProgress>)
+        -> (step: Int, registration: Borrowed<Registration>, cut: Int, error: TetherError)? {
+        guard let failing = plan.borrow({ $0.failing }) else { return nil }
+        let open = failing.allOpen(progress.pointee.locals)
+        for k in open.indices {
+            let scope = open[k].borrow { $0.specReference.borrow { $0.scope } }
+            guard scope.isShared && !scope.isPerResolvingContainer else { continue }
+            if let hit = open[k].borrow({ SharedCache.cached($0, scope, in: lookup) }) {
+                hit.release()
+                return nil
+            }
+            do throws(TetherError) {
+                let asking = { self.path + open[..<k].map { $0.borrow { $0.key } } }
+                if let hit = try open[k].borrow({ r throws(TetherError) in try claim(r, scope, in: lookup, askingPath: asking) }) {
+                    hit.release()
+                    return nil
+                }
+            } catch {
+                return (plan.borrow { $0.stepCount } + k, open[k], failing.openAt[k], error)
+            }
+        }
+        return nil
+    }
 
     /// The registrations of `plan`'s made steps this graph constructs (a frame's: `existing` reports a request for one as a cycle).
     private func constructedSteps(_ plan: Borrowed<Plan>, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {

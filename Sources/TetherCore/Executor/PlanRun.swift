@@ -349,6 +349,7 @@ extension Plan {
                    lookup: Container, cut: Int, met: Int, creates: Bool) -> Result<Bool, TetherError> {
         (progress.pointee.cut, progress.pointee.met) = (cut, met)
         if creates { return replay(CreatingCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
+        if graph.tracer != nil { return replay(TracedCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         return replay(CutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
 
@@ -651,6 +652,10 @@ extension Plan {
     }
     /// `IntoGraph` up to a cut (`PlanProgress.cut`: `replayCut`): the made steps before it only, then what they made let go of.
     enum CutIntoGraph: RunMode { static var destination: Destination { .graph }; static var cuts: Bool { true } }
+    /// `CutIntoGraph` telling the hook (`Graph.tracer`): the build's events up to the cut, those it makes let go of.
+    enum TracedCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var cuts: Bool { true }; static var traced: Bool { true }
+    }
     /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
     enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
     /// `IntoGraph` for a completion callback's request (`replayAsked`): the graph enters the steps, and keeps what a failed run made.

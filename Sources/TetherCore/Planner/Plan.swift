@@ -378,7 +378,7 @@ final class Plan: @unchecked Sendable {
     /// The plans for runs that find some container steps cached and others not where skipping what the cached
     /// ones asked for cannot give the build's order (`skipUnderCached` declines: a step still made takes one of
     /// those; a `cachedVariant`): recorded on first need per set of cached steps (`mixedVariant`); a plan replayed
-    /// into the graph switches to it there (`Graph.switchesToMixedVariant`). Nil: a plan without container steps,
+    /// into the graph switches to it there (`Graph.switchesToVariant`). Nil: a plan without container steps,
     /// a child's (its component's registrations), or a failing one.
     let mixedVariants: MixedVariants?
 
@@ -986,7 +986,7 @@ final class Plan: @unchecked Sendable {
     /// made (none skipped), and its `cachedVariant`, walked again with them as leaves taken from the
     /// resolving container's cache, which a run finding them all cached runs instead (`runRequest`).
     /// With completion callbacks or slots made per resolve both replay into the graph, which switches to the
-    /// variant as `runRequest` does (`Graph.switchesToCachedVariant`, set by `claimContainerSteps`). Throws
+    /// variant as `runRequest` does (`Graph.switchesToVariant`, set by `claimContainerSteps`). Throws
     /// `containerInput` for a container step claimed late (a RESOLVER slot's get may build it: the claims
     /// cannot tell at once whether every container step is cached).
     /// `child`: a child's plan (`record(_:configuration:child:)`), both over its component. `leaves`: as `record`'s.
@@ -1026,7 +1026,7 @@ final class Plan: @unchecked Sendable {
     /// order the build makes them in then (a step those asked for that a made step takes is made where it asks).
     /// Nil: none (past the bound; a walk that declines, or marks none under the container steps it makes; a
     /// configuration changed since this plan was recorded). A plan that `needsGraph` (completion callbacks, slots
-    /// made per resolve) has variants that do too, replayed into the graph (`Graph.switchesToMixedVariant`). Picked
+    /// made per resolve) has variants that do too, replayed into the graph (`Graph.switchesToVariant`). Picked
     /// by `variant(forCached:)`.
     private func mixedVariant(_ cached: UInt) -> Plan? {
         guard let mixedVariants else { return nil }

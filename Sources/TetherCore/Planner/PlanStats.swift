@@ -41,8 +41,8 @@ extension Plan {
         // A resolver's request (a RESOLVER slot's or a completion callback's get): counted apart (`PlanStats.Counts.countRequest`).
         case requestInGraph, requestNested, requestSlots, requestReadsRequest
         case requestShared
-        /// At run time: a failing plan whose first claim, after factories of the build, failed on a key past its error.
-        case claimPastFailure
+        // (`claimPastFailure` before branch cutpast: a failing plan's first claim failing after factories of the build,
+        // which the run reports where the build's walk asks for that key now, after a run up to it, `Graph.replayPastFailure`.)
 
         /// One line for the table (`PlanStats.report`).
         var text: String {
@@ -64,7 +64,6 @@ extension Plan {
             case .requestSlots: "a resolver's request whose plan has a slot naming a step not shared only a key taken from the graph asked for"
             case .requestReadsRequest: "a resolver's request whose plan has a cachedVariant and finds some of its container steps cached and others not, with no plan for that set (mixedVariant: a walk that does not fit; the build makes only what the cached ones do not hold)"
             case .requestShared: "a resolver's request whose creation plan's claim failed before any factory (a cell this thread made further out, a wait cycle, a token's or no-wait refusal): the build claims as it goes and reports it where its walk asks for that key"
-            case .claimPastFailure: "at run time: a failing plan whose first claim of a singleton or weak key, which the build makes after factories of the graph, failed on a key past the plan's error (Graph.claimPastFailure: a cell this thread made further out, a no-wait refusal): the build reports it where its walk asks"
             }
         }
     }
