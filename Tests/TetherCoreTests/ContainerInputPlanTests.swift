@@ -147,3 +147,100 @@ import Testing
                 "\(run.seen[0])")
     }
 }
+
+@Suite struct ChildCreatingContainerInputTests {
+    /// A child with a registration of its own (Req) resolving Handler over the owner's singleton S, which takes
+    /// the CONTAINER-scoped R and the graph-scoped G that R asks for first: S's creation plan from the child.
+    /// `pre`: R resolved first from the root (its container step cached there) or not.
+    @Test(arguments: [false, true]) func aChildsCreationPlanOverASingletonsContainerStepWithAGraphKeyItTakesToo(pre: Bool) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("G")
+            try fx.register("R", [dep("G")], scope: .container)
+            try fx.register("S", [dep("R"), dep("G")], scope: .singleton)
+            try fx.register("Handler", [dep("S"), dep("Req")], scope: .transient)
+            if pre { _ = try fx.resolve("R") }
+            var seen: [String] = []
+            for round in 0..<2 {
+                let child = try fx.child()
+                try fx.register("Req", in: child)
+                for _ in 0..<2 {
+                    let h = try fx.resolve("Handler", in: child)
+                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+                }
+                _ = try child.close()
+                if round == 0 { fx.container.reset(.singleton) }
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": pre ? 5 : 4], "\(pre): \(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
+        #expect(run.seen[0] == Array(repeating: "Handler(S(R(G),G),Req)", count: 4))
+        // R made once (the root's): S takes its R's G when R is made in S's graph, else (R cached) G made where S asks.
+        let made = run.logs[0].filter { $0.hasPrefix("make") }
+        let round = ["make S", "make Req", "make Handler", "make Req", "make Handler"]
+        #expect(made == ["make G", "make R"] + (pre ? ["make G"] : []) + round + ["make G"] + round, "\(made)")
+    }
+}
+
+extension ChildCreatingContainerInputTests {
+    /// The child's Handler over the CONTAINER-scoped Session (the child's) over Conn, which the Handler takes too,
+    /// and the owner's singleton (or weak) Db not cached: the component's creation plan. `pre`: the Session resolved
+    /// first in each child.
+    @Test(arguments: [(Scope.singleton, false), (.singleton, true), (.weak, false), (.weak, true)])
+    func aChildsCreationPlanOverAContainerStepWithAGraphKeyTakenOutside(scope: Scope, pre: Bool) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("Conn")
+            try fx.register("Session", [dep("Conn")], scope: .container)
+            try fx.register("Db", scope: scope)
+            try fx.register("Handler", [dep("Session"), dep("Conn"), dep("Db"), dep("Req")])
+            var seen: [String] = []
+            for round in 0..<2 {
+                let child = try fx.child()
+                try fx.register("Req", in: child)
+                if pre { _ = try fx.resolve("Session", in: child) }
+                for _ in 0..<2 {
+                    let h = try fx.resolve("Handler", in: child)
+                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+                }
+                _ = try child.close()
+                if round == 0 { fx.container.reset(.singleton) }
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": pre ? 6 : 4], "\(scope) \(pre): \(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
+        #expect(run.seen[0] == Array(repeating: "Handler(Session(Conn),Conn,Db,Req)", count: 4))
+        // Pre: the Session cached, Conn made where the Handler asks; else the Handler takes the Session's.
+        let first = pre ? ["make Conn", "make Session", "make Conn", "make Db"] : ["make Conn", "make Session", "make Db"]
+        #expect(Array(run.logs[0].prefix(first.count)) == first, "\(run.logs[0])")
+        #expect(run.logs[0].filter { $0 == "make Db" }.count == (scope == .singleton ? 2 : 4) && run.logs[0].filter { $0 == "make Conn" }.count == (pre ? 6 : 4))
+    }
+}
+
+extension ChildCreatingContainerInputTests {
+    /// A (with a RESOLVER slot, which gets the Session or not) before the CONTAINER-scoped Session over Conn, which the
+    /// Handler takes too: the Session is claimed late (`Step.claimsLate`). Each child resolves the Handler twice.
+    @Test(arguments: [false, true]) func aLateClaimedContainerStepWithAGraphKeyTakenOutside(gets: Bool) throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("Conn")
+            try fx.register("Session", [dep("Conn")], scope: .container)
+            try fx.register("A", [.resolver]) { obj in
+                guard gets else { return }
+                obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("Session")).pointer)
+            }
+            try fx.register("Handler", [dep("A"), dep("Session"), dep("Conn")])
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                for _ in 0..<2 {
+                    let h = try fx.resolve("Handler", in: child)
+                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree() + " \(Obj.of(h).dep(0).got.allSatisfy { $0 == Obj.of(h).depPointer(1) })") }
+                }
+                _ = try child.close()
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4, "containerInput": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
+    }
+}

@@ -1115,22 +1115,28 @@ final class Plan: @unchecked Sendable {
     /// for runs that find no container step cached (`needsContainersUncached`; one finding one cached declines:
     /// the warm plan's `cachedVariant` serves that state once the creation steps are cached). Nil: it creates
     /// nothing, or the walk declines otherwise.
-    private static func recordCreatingUnmarked(_ root: Registration, configuration: UInt, leaves: Leaves = Leaves()) -> Plan? {
-        let recorder = Recorder(lookup: root.container, allowsArguments: true)
+    /// `child`: a child's creation plan (`record(_:configuration:child:creating:)`), both over its component, as
+    /// `recordWithCachedVariant`'s (the variant's container leaves the resolving child's, `takeInResolving`).
+    private static func recordCreatingUnmarked(_ root: Registration, configuration: UInt, child: Container? = nil,
+                                               leaves: Leaves = Leaves()) -> Plan? {
+        guard let recorder = child.map({ try? childRecorder(root, $0) }) ?? Recorder(lookup: root.container, allowsArguments: true)
+        else { return nil }
         (recorder.makesContainer, recorder.recordsSlots, recorder.marksUnderContainer, recorder.createsUncached) = (true, true, false, true)
-        recorder.leafContainers = leaves.ids
+        (recorder.leafContainers, recorder.leafSlots) = (leaves.ids, leaves.slots)
         guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }),
               (try? recorder.finishSlots()) != nil else { return nil }
         // A run finding every container step cached: the build's walk then, those leaves taken from the resolving
         // container's cache (`containerLeaves`), its creation steps claimed anew (`Graph.replay` switches to it);
         // none when only the container steps asked for those (a warm walk: its run checks the leaves' caches).
-        let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
+        guard let cached = child.map({ try? childRecorder(root, $0, allowsValues: true) })
+                ?? Recorder(lookup: root.container, allowsArguments: true, allowsValues: true) else { return nil }
         (cached.containerLeaves, cached.recordsSlots, cached.createsUncached) = (true, true, true)
-        var variant: Plan?
-        if cached.visit(Borrowed(root)) != nil, (try? cached.finishSlots()) != nil {
-            variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil, slots: cached.slots)
-        }
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots,
+        let walked = cached.visit(Borrowed(root)) != nil && (try? cached.finishSlots()) != nil
+        let (component, params) = child == nil ? ([], []) : walked ? componentShape(of: recorder, cached) : componentShape(of: recorder)
+        let variant = walked ? Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil,
+                                    component: component, componentParams: params, slots: cached.slots) : nil
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                    component: component, componentParams: params, slots: recorder.slots,
                     cachedVariant: variant, needsContainersUncached: true)
     }
 
@@ -1259,8 +1265,12 @@ final class Plan: @unchecked Sendable {
         // A graph the build fails in (a cycle, a key not registered) gets a failing plan, as from the owner (`record`).
         var failing: Failing?
         if recorder.visit(Borrowed(root)) == nil {
-            // A container step's made input a step outside takes too: two plans, as from the owner (`recordWithCachedVariant`).
-            if !creating && recorder.decline == .containerInput { return try recordWithCachedVariant(root, configuration: configuration, child: child, leaves: leaves) }
+            // A container step's made input a step outside takes too: two plans, as from the owner (`recordWithCachedVariant`;
+            // creating, `recordCreatingUnmarked`: every step made, its creating variant for the container steps cached).
+            if recorder.decline == .containerInput {
+                if !creating { return try recordWithCachedVariant(root, configuration: configuration, child: child, leaves: leaves) }
+                if let plan = recordCreatingUnmarked(root, configuration: configuration, child: child, leaves: leaves) { return plan }
+            }
             guard let met = recorder.failing() else { throw recorder.decline }
             // Creating: a failing plan over creation steps too, as from the owner (`record(creating:)`), unless it
             // reads the request (its warm plan replays into the graph with it: `record`'s rule).
