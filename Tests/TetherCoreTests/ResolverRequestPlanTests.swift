@@ -152,8 +152,11 @@ import Testing
     /// The same over creation steps: T's request for singleton B -> C (a singleton), K, E -> T: B's creation plan claims
     /// the cells the build asks for before T (B's, C's; not E's) and runs up to T: C made whole, published with the graph
     /// and found by T's next get; K kept in the graph; neither B nor E made (`requestInGraph` before branch requestslots).
-    @Test func aCreatingRequestMeetingAStepUnderConstructionRunsUpToIt() throws {
+    /// `traced`: with a trace hook, the same (`TracedCreatingRequestCutIntoGraph`; `requestInGraph` before branch reqcut).
+    @Test(arguments: [false, true]) func aCreatingRequestMeetingAStepUnderConstructionRunsUpToIt(traced: Bool) throws {
         let (outcome, requests) = try expectSame({ fx in
+            let tracker = fx.tracker
+            if traced { fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
             try fx.register("T", [.resolver], scope: .transient) { obj in
                 let resolver = try #require(fx.bridge.resolver(obj.words[0]))
                 do { _ = try resolver.get(Key("B")) } catch let e as TetherError { fx.tracker.note("B failed: \(e.code)") }
@@ -975,9 +978,10 @@ import Testing
         #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
     }
 
-    /// W's request (made while X's plan runs) for Z -> X, X under construction (the running request's): the
-    /// build's cycle through X's open steps; the plan has a key the graph constructs (`requestInGraph`).
-    @Test func aRequestMadeMeanwhileMeetingTheRunningRequestsStepIsBuilt() throws {
+    /// W's request (made while X's plan runs) for Z -> K, X, X under construction (the running request's): Z's plan
+    /// runs up to where the build asks for X (K made), then the build's cycle, its path through X's open steps
+    /// (`meetAsked` inside `meanwhileOpen`; `requestInGraph` before branch reqcut).
+    @Test func aRequestMadeMeanwhileMeetingTheRunningRequestsStepRunsUpToIt() throws {
         let (outcome, requests) = try expectSame({ fx in
             try meanwhile(fx, asked: "Z")
             try fx.register("Z", [dep("K"), dep("X")])
@@ -987,7 +991,7 @@ import Testing
         #expect(outcome.log.filter { $0.hasPrefix("Z failed") }.count == 3)
         #expect(outcome.log.first { $0.hasPrefix("Z failed") }?.contains("\"X\" -> \"Y\" -> \"W\" -> \"Z\" -> \"X\"") == true,
                 "\(outcome.log.first { $0.hasPrefix("Z failed") } ?? "")")
-        #expect(requests == ["requests": 6, "plan": 3, "requestInGraph": 3], "\(requests)")
+        #expect(requests == ["requests": 6, "plan": 6], "\(requests)")
     }
 
     /// A request whose plan has transient steps below a key the graph has (B -> D, C; D -> E; C -> X, E; D the
@@ -1097,9 +1101,12 @@ import Testing
 
     /// A request whose creation plan's claim fails before any factory (S, made by the resolve further out on
     /// this thread and not published yet: unfinished): the plan runs up to where the build's walk asks for S
-    /// (C made, kept in the graph), then the claim's error (branch requestslots: no `requestShared`).
-    @Test func aRefusedClaimIsReportedWhereTheBuildAsks() throws {
+    /// (C made, kept in the graph), then the claim's error (branch requestslots: no `requestShared`). `traced`: with a
+    /// trace hook, the same (`requestShared` before branch reqcut).
+    @Test(arguments: [false, true]) func aRefusedClaimIsReportedWhereTheBuildAsks(traced: Bool) throws {
         let (outcome, requests) = try expectSame({ fx in
+            let tracker = fx.tracker
+            if traced { fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
             let a = try fx.register("A", [dep("S")])
             try fx.register("S", scope: .singleton)
             let n = try fx.register("N")
@@ -1279,5 +1286,137 @@ import Testing
         #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make W", "make D", "make A", "make B", "make D", "make A", "make B", "make D", "make A", "make B"],
                 "\(outcome.log)")
         #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    // MARK: a failing or traced plan meeting a key under construction, or whose claim is refused (branch reqcut)
+
+    /// X's factory resolves Y, Y's callback asks for Z -> W, X, M (M not registered): Z's plan fails, and meets X, which
+    /// the thread constructs further out: the run goes up to where the build asks for X (W made, kept in Y's graph), then
+    /// the build's cycle (a failing plan's `replayAskedCut`; `requestNested` before branch reqcut). `traced`: with a
+    /// trace hook set, the same.
+    @Test(arguments: [false, true]) func aFailingRequestMeetingAnOuterKeyRunsUpToIt(traced: Bool) throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("X") { _ in _ = try fx.resolve("Y") }
+            let y = try fx.register("Y")
+            try fx.register("Z", [dep("W"), dep("X"), dep("M")])
+            try fx.register("W", scope: .transient)
+            fx.onComplete(y) { resolver, _, _ in
+                do { _ = try resolver.get(Key("Z")) } catch let e as TetherError { fx.tracker.note("Z failed: \(e.code) \(e.message)") }
+            }
+            let tracker = fx.tracker
+            if traced { fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
+        }) { fx in
+            try resolveThrice(fx, "X") { _ in "W \(fx.tracker.calls("W")) Z \(fx.tracker.calls("Z"))" }
+        }
+        #expect(outcome.seen == ["W 1 Z 0", "W 2 Z 0", "W 3 Z 0"])
+        #expect(outcome.log.filter { $0.hasPrefix("Z failed") }.count == 3)
+        #expect(outcome.log.first { $0.hasPrefix("Z failed") }?.contains("\(ErrorCode.cycle) dependency cycle through constructors: \"X\" -> \"Y\" -> \"Z\" -> \"X\"") == true,
+                "\(outcome.log)")
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    /// The same met as a failing plan's open frame: P (-> D, registered in a child only) resolved in the child, its
+    /// factory resolving Y from the root, Y's callback asking for K -> W, P (`before`; else K -> P): from the root K's
+    /// plan fails with P's frame open (D missing), P constructed further out: the run up to where the build asks for P
+    /// (W made), then the build's cycle (`requestNested` before branch reqcut).
+    @Test(arguments: [false, true]) func aFailingRequestMeetingAnOuterKeyAsAnOpenFrameRunsUpToIt(before: Bool) throws {
+        let children = Box<Container?>(nil)
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("P", [dep("D")], scope: .transient) { _ in _ = try fx.resolve("Y") }
+            let y = try fx.register("Y")
+            try fx.register("K", (before ? [dep("W")] : []) + [dep("P")])
+            try fx.register("W", scope: .transient)
+            fx.onComplete(y) { resolver, _, _ in
+                do { _ = try resolver.get(Key("K")) } catch let e as TetherError { fx.tracker.note("K failed: \(e.code) \(e.message)") }
+            }
+            let child = try fx.child()
+            try fx.register("D", scope: .transient, in: child)
+            children.value = child
+        }) { fx in
+            try (0..<3).map { _ in
+                let p = try fx.resolve("P", in: children.value!)
+                return withExtendedLifetime(p) { "W \(fx.tracker.calls("W")) K \(fx.tracker.calls("K"))" }
+            }
+        }
+        #expect(outcome.seen == (before ? ["W 1 K 0", "W 2 K 0", "W 3 K 0"] : ["W 0 K 0", "W 0 K 0", "W 0 K 0"]))
+        #expect(outcome.log.filter { $0.hasPrefix("K failed") }.count == 3)
+        #expect(outcome.log.first { $0.hasPrefix("K failed") }?.contains("\(ErrorCode.cycle) dependency cycle through constructors: \"P\" -> \"Y\" -> \"K\" -> \"P\"") == true,
+                "\(outcome.log)")
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    /// A factory's request whose plan fails (B -> W, A, M; M not registered) and has the key under construction (A):
+    /// the run up to where the build asks for A (W made), then the build's cycle (`requestInGraph` before branch reqcut).
+    @Test func aFailingFactoryRequestMeetingTheKeyUnderConstructionRunsUpToIt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("A", [.resolver]) { obj in
+                do { _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("B")) }
+                catch let e as TetherError { fx.tracker.note("B failed: \(e.code) \(e.message)") }
+            }
+            try fx.register("B", [dep("W"), dep("A"), dep("M")])
+            try fx.register("W", scope: .transient)
+        }) { fx in
+            try resolveThrice(fx, "A") { _ in "W \(fx.tracker.calls("W"))" }
+        }
+        #expect(outcome.seen == ["W 1", "W 2", "W 3"])
+        #expect(outcome.log.first { $0.hasPrefix("B failed") }?.contains("\(ErrorCode.cycle) dependency cycle through constructors: \"A\" -> \"B\" -> \"A\"") == true,
+                "\(outcome.log)")
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    /// The same met as the failing plan's open frame: A (-> RESOLVER, D; D registered in a child only) resolved in the
+    /// child asks for K, a singleton (resolved from the root, its own container) -> W, A: K's plan fails with A's frame
+    /// open (D missing), which this graph constructs: the run up to where the build asks for A (W made), then the
+    /// build's cycle (`requestInGraph` before branch reqcut).
+    @Test func aFailingFactoryRequestMeetingTheKeyUnderConstructionAsAnOpenFrameRunsUpToIt() throws {
+        let children = Box<Container?>(nil)
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("A", [.resolver, dep("D")]) { obj in
+                do { _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("K")) }
+                catch let e as TetherError { fx.tracker.note("K failed: \(e.code) \(e.message)") }
+            }
+            try fx.register("K", [dep("W"), dep("A")], scope: .singleton)
+            try fx.register("W", scope: .transient)
+            let child = try fx.child()
+            try fx.register("D", scope: .transient, in: child)
+            children.value = child
+        }) { fx in
+            try (0..<3).map { _ in
+                let a = try fx.resolve("A", in: children.value!)
+                return withExtendedLifetime(a) { "W \(fx.tracker.calls("W")) K \(fx.tracker.calls("K"))" }
+            }
+        }
+        #expect(outcome.seen == ["W 1 K 0", "W 2 K 0", "W 3 K 0"])
+        #expect(outcome.log.filter { $0.hasPrefix("K failed: \(ErrorCode.cycle)") }.count == 3, "\(outcome.log)")
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    /// A request whose failing creation plan's claim is refused before any factory (B -> C, S2, M; S2 -> S, S made by
+    /// the resolve further out, unfinished; M not registered): the run up to where the build's walk asks for S2 (C
+    /// made), then the claim's error (`requestShared` before branch reqcut). `traced`: with a trace hook, the same.
+    @Test(arguments: [false, true]) func aFailingPlansRefusedClaimIsReportedWhereTheBuildAsks(traced: Bool) throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("S")])
+            try fx.register("S", scope: .singleton)
+            let n = try fx.register("N")
+            try fx.register("B", [dep("C"), dep("S2"), dep("M")])
+            try fx.register("C", scope: .transient)
+            try fx.register("S2", [dep("S")], scope: .singleton)
+            fx.onComplete(a) { _, _, obj in
+                let nested = try fx.resolve("N")
+                obj.got.append(nested.pointer)
+            }
+            fx.onComplete(n) { resolver, _, _ in
+                do { _ = try resolver.get(Key("B")) } catch let e as TetherError { fx.tracker.note("B failed: \(e.code) \(e.message)") }
+            }
+            let tracker = fx.tracker
+            if traced { fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
+        }) { fx in
+            _ = try fx.resolve("A")
+            return ["C calls \(fx.tracker.calls("C")), S2 calls \(fx.tracker.calls("S2"))"]
+        }
+        #expect(outcome.seen == ["C calls 1, S2 calls 0"])
+        #expect(outcome.log.contains { $0.hasPrefix("B failed") } && !outcome.log.contains { $0.contains("\"M\"") }, "\(outcome.log)")
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
     }
 }

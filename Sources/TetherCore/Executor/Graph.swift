@@ -2045,11 +2045,11 @@ final class Graph {
     /// graph-scoped instances keyed, those with completion callbacks queued (the request their cause, for
     /// `checkLap`), the creation steps made pended to be published with the graph (their cells claimed first,
     /// `claimAsked`), on a factory's failure what was made before it kept, its message naming the frames open
-    /// further out (a factory's request). Nil, with the reason in `declined`, when the build serves it: the
-    /// thread constructs elsewhere (`outer`: the build checks each key against it), the plan makes a key this
-    /// graph constructs (the build reports the cycle), a creation step's claim fails or finds the caches
-    /// changed (`claimAsked`), or a shape this run does not take (a child's own steps, container or value
-    /// steps, slots made per resolve, a failing plan, a trace hook).
+    /// further out (a factory's request). A plan meeting a key the thread constructs elsewhere (`outer`) or this
+    /// graph constructs, or whose creation step's claim fails (`claimAsked`), runs up to where the build asks for
+    /// it, then the build's error (`meetAsked`). Nil, with the reason in `declined`, when the build serves it: a
+    /// creation plan past 64 steps doing so, a claim finding the caches changed, a failing plan's open frame the
+    /// graph has, or a step below a key the graph has that a step it makes takes (`Plan.takeFromGraph`).
     /// A request whose creation steps' claims found keys another thread published that its run cannot take
     /// (`claimAsked`) keeps those claims (`keepClaims`) and picks its plan again, for the state they found, as `run`
     /// does (at most `maxKeptPicks` times).
@@ -2109,15 +2109,15 @@ final class Graph {
             // and one its gets find in the graph taken, `Plan.takeBuiltAsked`.)
             // (Slots over creation steps are made as a creating replay makes them; a RESOLVER slot's factory runs
             // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
-            // A failing plan's open frames the graph has or constructs: the build takes the one, reports the other's cycle.
-            if let failing = p.failing, failing.allOpen(progress.pointee.locals).contains(where: { constructs($0) || builtIndex($0) != nil }) {
+            // A failing plan's open frames the graph has: the build takes it (one it constructs: its cycle, `meeting`).
+            if let failing = p.failing, failing.allOpen(progress.pointee.locals).contains(where: { builtIndex($0) != nil }) {
                 return .requestInGraph
             }
             return nil
         }
         if let shape { reason = shape; return nil }
         // The thread constructs elsewhere: the build refuses a key of that where it asks for it (`Reentry`): the
-        // run stops there (`replayAskedCut`), unless it cannot (a failing plan: the build's).
+        // run stops there (`replayAskedCut`, a failing plan's too: `meeting` finds its cut), unless it cannot.
         // A request reading the request whose claims fail or decline lets go of its own cells only (`dropContainerClaims`).
         let savedCells = (requestCellsFrom, requestMadeContainers)
         (requestCellsFrom, requestMadeContainers) = (cells.count, [])
@@ -2126,15 +2126,15 @@ final class Graph {
         var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
         var refusal: TetherError?
         // A step this graph constructs (a frame's: a RESOLVER slot's factory further out asking): the build reports the
-        // cycle where its walk asks for it (`existing`, before `outer`), and the run stops there too (`meetAsked`); not in
-        // a request made meanwhile (its path runs through the running request's open steps: built).
-        let open = meanwhileOpen == nil ? constructedSteps(plan, progress.pointee.locals) : []
+        // cycle where its walk asks for it (`existing`, before `outer`), and the run stops there too (`meetAsked`); in a
+        // request made meanwhile, one of the running request's open steps too (its path through them, `meanwhileOpen`),
+        // unless frames opened since (not known: built).
+        let open = meanwhileOpen.map { $0.base == frames.count } ?? true ? constructedSteps(plan, progress.pointee.locals) : []
         if !open.isEmpty || !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             met = plan.borrow { $0.meeting(open + outer, progress.pointee.locals) }
             let cycle = met.map { constructs($0.registration) } ?? !open.isEmpty
-            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.neverAsked`; not traced, nor past 64 steps.
-            // Not a failing plan's: `meeting` finds its cut since branch cyclecut, but a request's run up to one is not written yet.)
-            guard met != nil, !plan.borrow({ $0.fails }), !plan.borrow({ $0.createsShared }) || tracer == nil && count <= 64 else {
+            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.neverAsked`; not past 64 steps.)
+            guard met != nil, !plan.borrow({ $0.createsShared }) || count <= 64 else {
                 reason = cycle ? .requestInGraph : .requestNested
                 return nil
             }
@@ -2171,8 +2171,8 @@ final class Graph {
                 (claimedSkip, claimedHeld, unclaimedUnder) = (0, 0, 0)
                 // (Up to a cut: not the cells of the steps the build asks for from there on.)
                 let neverAsked = met.map { m in plan.borrow { $0.neverAsked(from: m.cut, met: m.step) } } ?? 0
-                // (A refused claim: the run up to it, then its error, as the build's walk reaches it: not a failing plan's.)
-                let cutting = tracer == nil && count <= 64 && !plan.borrow { $0.fails }
+                // (A refused claim: the run up to it, then its error, as the build's walk reaches it.)
+                let cutting = count <= 64
                 Self.beforeClaiming(registration)
                 // (A creating plan's `skips` are its first 64 steps': past those `takeFromGraph` takes none.)
                 guard claimAsked(plan, from: lookup, skips: UInt64(skips.low) | neverAsked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
@@ -2265,12 +2265,11 @@ final class Graph {
             return .success(nil)
         case .success(false):
             _ = enterAsked(plan, words, count: count, failed: met.cut, root: root, lookup)
-            // (A failing plan's open frame `k`, `steps.count + k`: the frames outside it, `Plan.opened(before:)`.)
-            let parent = met.step < count ? plan.borrow { $0.steps[met.step].parent } : -1
-            let open = met.step >= count ? plan.borrow { $0.opened(before: met.step, progress.pointee.locals) }
-                : parent >= 0 ? plan.borrow { $0.constructing(at: parent, progress.pointee.locals) } : []
+            // (Its askers; a failing plan's open frame met, `steps.count + k`: those outside it.)
+            let open = plan.borrow { $0.opened(before: met.step, progress.pointee.locals) }
+            // (A request made meanwhile: inside the running request's open steps, as `requestedMeanwhile` nests them.)
             let saved = meanwhileOpen
-            meanwhileOpen = (frames.count, open)
+            meanwhileOpen = saved.map { ($0.base, $0.steps + open) } ?? (frames.count, open)
             defer { meanwhileOpen = saved }
             if let refusal { return .failure(refusal) }  // (its claim's: `claimAsked`)
             // A key this graph constructs: the build's cycle (`existing`), its path through the plan's open steps.
@@ -2320,14 +2319,15 @@ final class Graph {
         return nil
     }
 
-    /// The registrations of `plan`'s made steps this graph constructs (a frame's: `existing` reports a request for one as a cycle).
+    /// The registrations of `plan`'s made steps this graph constructs (a frame's: `existing` reports a request for one as a cycle),
+    /// and of a failing plan's open frames it constructs (the build asks for those too, `Failing.openAt`).
     private func constructedSteps(_ plan: Borrowed<Plan>, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
-        guard frames.count > 0 else { return [] }
+        guard frames.count > 0 || meanwhileOpen != nil else { return [] }
         return plan.borrow { p in
             (0..<p.stepCount).compactMap { j in
                 let registration = p.registration(of: j, locals)
                 return !p.steps[j].isShared && constructs(registration) ? registration : nil
-            }
+            } + (p.failing?.allOpen(locals).filter { constructs($0) } ?? [])
         }
     }
 

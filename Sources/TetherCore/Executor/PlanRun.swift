@@ -405,7 +405,10 @@ extension Plan {
                         _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container, cut: Int, met: Int,
                         creating: Bool = false) -> Result<Bool, TetherError> {
         (progress.pointee.cut, progress.pointee.met) = (cut, met)
-        // (A creation plan's cells claimed up to the cut, `Graph.claimAsked`; not traced: `Graph.runAsked` builds that.)
+        // (A creation plan's cells claimed up to the cut, `Graph.claimAsked`.)
+        if creating && graph.tracer != nil {
+            return replayAsked(TracedCreatingRequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup)
+        }
         if creating { return replayAsked(CreatingRequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup) }
         if graph.tracer != nil { return replayAsked(TracedRequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup) }
         return replayAsked(RequestCutIntoGraph.self, into: graph, made, specs, progress, lookup: lookup)
@@ -685,6 +688,11 @@ extension Plan {
     enum TracedRequestCutIntoGraph: RunMode {
         static var destination: Destination { .graph }; static var requests: Bool { true }; static var cuts: Bool { true }
         static var traced: Bool { true }
+    }
+    /// `CreatingRequestCutIntoGraph` telling the hook (as `TracedRequestCutIntoGraph`).
+    enum TracedCreatingRequestCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var creates: Bool { true }; static var requests: Bool { true }
+        static var cuts: Bool { true }; static var traced: Bool { true }
     }
 
     /// What the step loop keeps, on the stack: a word per step (`made`: what the run took or
