@@ -146,6 +146,54 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
         #expect(outcomes[1].counts == ["resolves": 1], "served by a plan: \(outcomes[1].counts)")
     }
 
+    /// A dead weak W the binding holds in a plan over a container step (Q over a container-scoped Session and W,
+    /// resolved from a child; `notCached` before: `claimWithContainerSteps` declined any revive, the build's). W's
+    /// check is where the build's walk reaches it (nothing after W takes D): the creation plan's run revives it
+    /// there, no factory of W or D, no completion callback; W published, the next W a cache hit. `later`: Q over
+    /// W, Session and X, X over D: the build revives W where it asks and makes D for X only.
+    private func serveUnderContainer(plans: Bool, later: Bool = false) throws -> Outcome {
+        let (fx, reviver) = try setUp(plans: plans, shared: false)
+        try fx.register("Session", scope: .container)
+        if later { try fx.register("X", [dep("D")]) }
+        try fx.register("Q", later ? [dep("W"), dep("Session"), dep("X")] : [dep("Session"), dep("W")])
+        let child = try fx.child()
+        var outcome = Outcome()
+        let w1 = try Obj.of(fx.resolve("W"))  // W's box goes at once (D with it); the binding's W stays
+        reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
+        outcome.counts = try counted {
+            let q = try fx.resolve("Q", in: child)
+            let w = try fx.resolve("W")
+            withExtendedLifetime((q, w)) {
+                outcome.seen.append("Q's W revived: \(Obj.of(q).dep(later ? 0 : 1) === w1), W cached: \(w.pointer == w1.pointer), asked \(reviver.asked.value)")
+            }
+        }
+        _ = try child.close()
+        outcome.log = fx.tracker.log
+        #expect(fx.tracker.badDrops == 0)
+        return outcome
+    }
+
+    @Test func aReviveInAPlanOverAContainerStepIsThePlans() throws {
+        let built = try serveUnderContainer(plans: false)
+        let planned = try serveUnderContainer(plans: true)
+        #expect(planned.log == built.log && planned.seen == built.seen, "\(planned) vs \(built)")
+        #expect(planned.log == ["make D", "make W", "complete W", "drop W", "drop D", "make Session", "make Q", "drop Q", "drop W", "drop Session"],
+                "\(planned.log)")
+        #expect(planned.seen == ["Q's W revived: true, W cached: true, asked 1"], "\(planned.seen)")
+        #expect(planned.counts == ["resolves": 1], "served by a plan: \(planned.counts)")
+    }
+
+    /// What still declines (`notCached`, the build's): Q over W, Session and X, X over D, resolved from a child: W's check
+    /// is not where the build's walk reaches it (X takes D), and a plan over container steps has no `PublishedVariant`
+    /// to go on in. The build revives W where it asks, makes D for Session and X only.
+    @Test func aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsTheBuilds() throws {
+        let built = try serveUnderContainer(plans: false, later: true)
+        let planned = try serveUnderContainer(plans: true, later: true)
+        #expect(planned.log == built.log && planned.seen == built.seen, "\(planned) vs \(built)")
+        #expect(planned.seen == ["Q's W revived: true, W cached: true, asked 1"], "\(planned.seen)")
+        #expect(planned.counts == ["resolves": 1, "notCached": 1], "\(planned.counts)")
+    }
+
     /// A weak root revived (`sharedRoot` before): its creation plan takes the object and publishes it;
     /// a revive failing later in the plan's graph (R over W and a failing F) drops the revived box once,
     /// publishes nothing, and the binding's object is asked for again by the next resolve.

@@ -1083,7 +1083,9 @@ final class Graph {
                     return false
                 }
             }
-            let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
+            // A dead weak instance to revive: the run revives it where its check is where the build's walk reaches it
+            // (`Plan.takePublished`, as `claimCreations`' run); else the build's.
+            let revives = registration.borrow { Plan.Recorder.revives($0, scope) } && !plan.borrow { $0.revivesWhereReached(step) }
             // Published before its claim: taken, as the build takes it where its walk asks (`claimCreations`); not in a run up to a cut.
             if let hit, !under && !revives && !meeting {
                 claimedHits.append((step, hit))

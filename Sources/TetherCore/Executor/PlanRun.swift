@@ -771,8 +771,8 @@ extension Plan {
         // on the way provides (`missing`, its step) fails the run where the build's walk reaches it.
         var missing = Int.max
         // Shared steps first asked for under container steps, not cached: decided once those are claimed (`takeShared`).
-        var untaken = B.Mask()
-        if hasShared && !takeShared(M.self, &run, locals, &missing, &untaken) {
+        var untaken = B.Mask(), absent = B.Mask()
+        if hasShared && !takeShared(M.self, &run, locals, &missing, &untaken, &absent) {
             letGo(M.self, &run, count: count)
             // (A warm plan's shared root: the resolve missed it, and the creation plan, if any, makes it. A failing
             // plan's last step is not its root.)
@@ -791,6 +791,18 @@ extension Plan {
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .notCached
             return .success(false)
+        }
+        // A value none provides under container steps: missing where the build's walk reaches it (the first a step
+        // still made asks for); one only container steps taken cached asked for, never asked for. (A container step's
+        // claim failed: the claims stopped there, the rest not known cached: the build.)
+        if B.readsRequest && !absent.isEmpty, let first = firstAbsent(absent, locals) {
+            guard first >= 0 else {
+                if M.destination == .graph { graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() } }
+                letGo(M.self, &run, count: count)
+                progress.pointee.decline = .notCached
+                return .success(false)
+            }
+            missing = first
         }
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? self.claims(locals) : nil
@@ -940,13 +952,14 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
-        // (A run up to a cut: the build asked for nothing from it on, `Plan.meeting`.)
-        if M.traced {
-            if let walked { tellWalkedHits(walked.order, &position, to: nil, run, locals) }
-            else { tellHits(&told, to: M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
-        }
         // (A cut run stopped where the build meets its cycle: a missing value before that fails first.)
-        if B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut) {
+        let missed = B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut)
+        // (A run up to a cut: the build asked for nothing from it on, `Plan.meeting`. A missing value: nothing past it.)
+        if M.traced {
+            if let walked { tellWalkedHits(walked.order, &position, to: missed ? missing : nil, run, locals) }
+            else { tellHits(&told, to: missed ? missing : M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
+        }
+        if missed {
             return failMissing(M.self, &run, missing, before: end < madeSteps.count ? madeSteps[end] : count, specs, progress, locals)
         }
         if M.cuts {
@@ -985,17 +998,21 @@ extension Plan {
                                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>) -> Result<Bool, TetherError> {
         progress.pointee.plan = nil
         if M.destination == .block { recordsAsInstances(before: before, &run, specs.unsafelyUnwrapped, locals) }
-        // A resolver's request: what the steps before it made stays in the graph (`Graph.enterAsked`), as the build leaves it.
-        if M.requests { progress.pointee.step = before } else { letGo(M.self, &run, count: steps.count) }
         let words = run.words
         let made = registration(missing, locals).borrow { r -> Result<UnsafeMutableRawPointer, CallbackFailure> in
             do throws(CallbackFailure) { return .success(try r.factoryReference.borrow { f throws(CallbackFailure) in try f.make(words, count: 0) }) }
             catch { return .failure(error) }
         }
-        switch made {
-        case .failure(let failure): return .failure(factoryFailure(missing, failure, locals))
-        case .success: preconditionFailure("a declared value's factory makes nothing")
+        guard case .failure(let failure) = made else { preconditionFailure("a declared value's factory makes nothing") }
+        let error = factoryFailure(missing, failure, locals)
+        // Traced: its factory's call and return, as the build's frame (`Graph.construct`), before anything is let go of.
+        if M.traced {
+            let key = registration(missing, locals).borrow { $0.key }
+            run.tracer.unsafelyUnwrapped.borrow { $0.emit(.factoryCall, key); $0.emit(.factoryReturn, key, status: error.code) }
         }
+        // A resolver's request: what the steps before it made stays in the graph (`Graph.enterAsked`), as the build leaves it.
+        if M.requests { progress.pointee.step = before } else { letGo(M.self, &run, count: steps.count) }
+        return .failure(error)
     }
 
     /// A plan that `fails`, after its steps: what they made let go of, as the build's abort does, and the build's error.
@@ -1353,10 +1370,11 @@ extension Plan {
     /// A singleton or weak one first asked for under container steps (`Step.askedUnderContainer`) not cached
     /// is left missing (`untaken`, a bit each) until their claims say whether a step still made asks for it
     /// (`execute`: `underCached`): a build taking them cached never asks for it (a dead weak key only a cached
-    /// Session's WEAK slot names, a singleton reset under one).
+    /// Session's WEAK slot names, a singleton reset under one). A value none provides under container steps is left
+    /// `absent` (a bit each) alike: missing unless the build, taking them cached, never asks for it (`execute`).
     @inline(__always)
     private func takeShared<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ locals: Locals<B>, _ missing: inout Int,
-                                           _ untaken: inout B.Mask) -> Bool {
+                                           _ untaken: inout B.Mask, _ absent: inout B.Mask) -> Bool {
         for shared in sharedSteps {
             let registration = registration(shared.step, locals)
             if M.destination == .objects {
@@ -1373,8 +1391,9 @@ extension Plan {
                 // None provided: the run fails where the build reaches it (the first such step: `execute`);
                 // with container steps the build may take one cached and never ask for it: it decides.
                 guard let retained = takeValue(shared.step, locals) else {
-                    guard !hasContainer && !M.traced else { return false }  // (traced: the build's events)
-                    missing = min(missing, shared.step)
+                    // (Over container steps: decided once those are claimed, `execute`'s `absent`. Traced: the hits before it
+                    // told, then its factory's call and return, `failMissing`, as the build's.)
+                    if hasContainer { absent.insert(shared.step) } else { missing = min(missing, shared.step) }
                     continue
                 }
                 hit = retained
@@ -1826,6 +1845,20 @@ extension Plan {
             if !underCached(j, locals) { return false }
         }
         return true
+    }
+
+    /// The first of the values none provides (`absent`, a bit each) that the build asks for, the container steps claimed:
+    /// one a step still made asks for (not `underCached`). Nil: none (only container steps taken cached asked for them);
+    /// -1: a container step's claim failed (the claims stopped there, the rest not known cached). Out of line: rare.
+    @inline(never)
+    private func firstAbsent<B>(_ absent: B.Mask, _ locals: Locals<B>) -> Int? {
+        guard claims(locals).failed == 0 else { return -1 }
+        var left = absent
+        while let j = left.first {
+            left.remove(j)
+            if !underCached(j, locals) { return j }
+        }
+        return nil
     }
 
     /// `makeWithSlots` of a step with slots made per resolve.
