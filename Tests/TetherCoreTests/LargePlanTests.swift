@@ -419,13 +419,11 @@ import Testing
                 "\(run.seen[0])")
     }
 
-    /// What is left of `tooLarge`: a container step past the 64th step in a plan that replays into a graph (creation
-    /// steps: S, a singleton not cached yet; slots made per resolve, completion callbacks), whose one-word masks are
-    /// the graph's (`Graph.claimedSkip`, `lateContainerClaims`, `unclaimedUnder`): the first resolve builds (counted
-    /// `notCached`, the warm plan's decline: its creation plan declines `tooLarge`, `Plan.recordCreating`, and a creating
-    /// record that would falls back to the warm one, `Plan.record`); once S is cached the warm plan (S a shared step)
-    /// serves the rest. The build's behaviour on both paths.
-    @Test func aCreationStepInAPlanWithAContainerStepPastThe64thStepBuilds() throws {
+    /// A creation step (S, a singleton not cached yet) in a plan with a container step past the 64th step, which
+    /// replays into a graph: the graph's masks of such a run are `StepBits` (`Graph.claimedSkip`, `lateContainerClaims`,
+    /// `unclaimedUnder`), so its creation plan serves the first resolve (`tooLarge` before branch graphmasks: the
+    /// graph's masks were one word, the first resolve built, counted `notCached`), the warm plan the rest.
+    @Test func aCreationStepInAPlanWithAContainerStepPastThe64thStepIsAPlan() throws {
         let run = try bothPaths { fx -> [String] in
             try fx.register("H", [dep("R"), dep("S")], scope: .transient)
             try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
@@ -440,9 +438,128 @@ import Testing
             }
             return seen
         }
-        #expect(run.counts == ["resolves": 4, "notCached": 1], "\(run.counts)")
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
         #expect(run.seen[0] == ["R made 1 dropped 1, S made 1, T made 65", "R made 2 dropped 2, S made 1, T made 130"], "\(run.seen[0])")
+    }
+
+    /// A weak key (W) first made under a container step past the 64th step (R, at step 65, asks for it): its creation
+    /// plan serves the first resolve of each child (W let go of with the child's R), as the build makes W under R.
+    @Test func aWeakKeyUnderAContainerStepPastThe64thStepIsAPlan() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("R")], scope: .transient)
+            try fx.register("R", Array(repeating: dep("T"), count: 64) + [dep("W")], scope: .container)
+            try fx.register("T", scope: .transient)
+            try fx.register("W", scope: .weak)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
+                _ = try child.close()
+                seen.append("R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R")), W made \(fx.tracker.made("W")) dropped \(fx.tracker.dropped("W"))")
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["R made 1 dropped 1, W made 1 dropped 1", "R made 2 dropped 2, W made 2 dropped 2"], "\(run.seen[0])")
+    }
+
+    /// A completion callback (R's, a container step past the 64th step): the plan replays into the graph (its queue),
+    /// the callback once per R made, after the resolve's factories, as the build's (`tooLarge` before branch graphmasks).
+    @Test func aCompletionCallbackOfAContainerStepPastThe64thStepIsAPlan() throws {
+        let run = try bothPaths { fx -> [String] in
+            try fx.register("H", [dep("R"), dep("U")], scope: .transient)
+            let r = try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
+            fx.onComplete(r)
+            try fx.register("T", scope: .transient)
+            try fx.register("U", scope: .transient)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
+                _ = try child.close()
+                seen.append("R made \(fx.tracker.made("R")) completed \(fx.tracker.log.filter { $0 == "complete R" }.count), U made \(fx.tracker.made("U"))")
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["R made 1 completed 1, U made 2", "R made 2 completed 2, U made 4"], "\(run.seen[0])")
+    }
+
+    /// A RESOLVER slot (A's, step 0) before a container step past the 64th step (R, step 66), which is not one of A's
+    /// askers: claimed late (`Step.claimsLate`, `Graph.lateContainerClaims` past the 64th step). A's get of R builds R in
+    /// the graph the first time in a child (the plan takes it, `takeBuilt`), and finds it cached the second: H's R is
+    /// A's, made once per child, as the build's (`tooLarge` before branch graphmasks).
+    @Test func aResolverSlotBeforeAContainerStepPastThe64thStepIsAPlan() throws {
+        let run = try bothPaths { fx -> [String] in
+            let bridge = fx.bridge
+            try fx.register("A", [.resolver], scope: .transient) { obj in
+                guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
+                obj.got.append(try r.get(Key("R")).pointer)
+            }
+            try fx.register("H", [dep("A"), dep("R")], scope: .transient)
+            try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
+            try fx.register("T", scope: .transient)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                for _ in 0..<2 {
+                    let h = try fx.resolve("H", in: child)
+                    withExtendedLifetime(h) {
+                        let o = Obj.of(h)
+                        seen.append("R made \(fx.tracker.made("R")), A's R is H's: \(o.dep(0).got.first == o.depPointer(1))")
+                    }
+                }
+                _ = try child.close()
+            }
+            return seen
+        }
+        #expect(run.counts == ["resolves": 4], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        #expect(run.seen[0] == ["R made 1, A's R is H's: true", "R made 1, A's R is H's: true",
+                                "R made 2, A's R is H's: true", "R made 2, A's R is H's: true"], "\(run.seen[0])")
+    }
+
+    /// A creation step (S, over Q) of a plan with a container step past the 64th step, published by another thread
+    /// between the pick and its claim (`Graph.setBeforeClaimingCreations`): the run takes it cached and makes neither
+    /// it nor Q (`Graph.claimedSkip`, `claimedHeld`: `StepBits`, `Plan.stepsUnder(published:)` of any size), as the
+    /// build takes it where its walk asks; the creation plan serves it (`tooLarge` before branch graphmasks).
+    @Test func aCreationStepPublishedAtItsClaimPastThe64thStepIsTaken() throws {
+        let fx = try Fixture()
+        try fx.register("H", [dep("R"), dep("S")], scope: .transient)
+        try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
+        try fx.register("T", scope: .transient)
+        try fx.register("S", [dep("Q")], scope: .singleton)
+        try fx.register("Q", scope: .transient)
+        let root = try #require(fx.container.registration(for: Key("H")))
+        let other = Box<Instance?>(nil)
+        let published = Box(0)
+        let child = try fx.child()
+        var h: Instance?
+        let counts = try withTestHook {
+            Graph.setBeforeClaimingCreations { r in
+                guard r === root, published.value == 0 else { return }
+                published.value += 1
+                onThreads(1) { _ in other.value = try? fx.resolve("S") }
+            }
+            defer { Graph.setBeforeClaimingCreations(nil) }
+            return try counted { h = try fx.resolve("H", in: child) }
+        }
+        #expect(counts == ["resolves": 1], "\(counts)")
+        #expect(published.value == 1)
+        #expect(fx.tracker.made("S") == 1 && fx.tracker.made("Q") == 1 && fx.tracker.made("R") == 1 && fx.tracker.made("T") == 65,
+                "S and Q the other thread's only: \(fx.tracker.log.suffix(4))")
+        do {
+            let s = try #require(other.value)
+            #expect(Obj.of(try #require(h)).depPointer(1) == s.pointer, "the run took the S published at its claim")
+        }
+        h = nil
+        other.value = nil
+        _ = try child.close()
+        _ = try fx.container.close()
+        #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
     }
 
     /// An object plan (Swift objects, no instances) of more than maxSteps objects, one factory of 40 slots.

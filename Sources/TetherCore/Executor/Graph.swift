@@ -156,8 +156,8 @@ final class Graph {
     /// its walk asks. `claimedSkip`: those steps and the ones under them, which the run does not make;
     /// `claimedHeld`: the ones under them no step still made takes, held till the graph ends, as `heldAhead`.
     private var claimedHits: [(step: Int, instance: Ref<Instance>)] = []
-    private(set) var claimedSkip: UInt = 0
-    private var claimedHeld: UInt = 0
+    private(set) var claimedSkip = StepBits()
+    private var claimedHeld = StepBits()
     /// The claims of a creation plan that found keys published it could not take were kept (`endClaims`): the
     /// cells still held, the keys found held in `heldAhead`, so the plan picked next (`run`) is the one for the
     /// state they found, which no other thread can change under them.
@@ -167,7 +167,7 @@ final class Graph {
     /// Creation steps `claimWithContainerSteps` (or a request's `claimAsked`) neither claimed nor found published: first
     /// asked for under a container step found cached, which no step still made asks for (`leavesUntaken`: the build
     /// never asks for them). The run checks they are skipped (`Plan.execute`).
-    private(set) var unclaimedUnder: UInt = 0
+    private(set) var unclaimedUnder = StepBits()
     /// The runtime arguments of the build under way (its root's argument slots).
     private var buildArguments = UnsafeBufferPointer<Argument>(start: nil, count: 0)
     /// Factories and completion callbacks of this graph under way: while any is, this resolve cannot start over.
@@ -686,7 +686,7 @@ final class Graph {
     }
 
     /// The container steps `Plan.claimContainerSteps` left to claim late (a bit each), for the run it precedes.
-    var lateContainerClaims: UInt = 0
+    var lateContainerClaims = StepBits()
 
     /// Set by the claims when the container steps they found cached (`bits`, a bit each, and how many) are a state the
     /// plan does not run in (`Plan.claimContainerSteps`: every one, with a `cachedVariant`; some, which no skip gives the
@@ -905,17 +905,18 @@ final class Graph {
     /// `keeping`: the cells before it are not the plan's (a request's, `claimAsked`: the graph's own).
     @inline(never)
     private func takesClaimedHits(_ plan: Borrowed<Plan>, from container: Container, keeping: Int = 0) -> Bool {
-        let taken = claimedHits.reduce(0 as UInt) { $0 | 1 << UInt($1.step) }
+        let taken = claimedHits.reduce(into: StepBits()) { $0.insert($1.step) }
         guard let (skip, used) = plan.borrow({ $0.stepsUnder(published: taken, progress.pointee.locals, traced: tracer != nil) })
         else { return false }
         // (`skip`: the steps under one taken, some of them taken too; a cell each of those made, claimed.)
-        for creation in plan.borrow({ $0.creations }) where skip & 1 << UInt(creation.step) != 0 {
+        for creation in plan.borrow({ $0.creations }) where skip.contains(creation.step) {
             let key = plan.borrow { $0.registration(of: creation.step, progress.pointee.locals) }
                 .borrow { SharedCache.cellKey($0, creation.scope, in: container) }
             guard let c = cells.firstIndex(where: { $0.key == key }), c >= keeping else { continue }
             SharedCache.shared.release(cells.remove(at: c))
         }
-        (claimedSkip, claimedHeld) = (skip | taken, skip & ~used)
+        (claimedSkip, claimedHeld) = (skip, skip.subtracting(used))
+        claimedSkip.formUnion(taken)
         Borrowed<ThreadState>(opaque: thread).borrow { $0.claimedTakes &+= 1 }
         return true
     }
@@ -940,7 +941,7 @@ final class Graph {
     private func keepClaims(request: Bool = false) -> Bool {
         for (_, hit) in claimedHits { heldAhead.append(hit.take()) }
         claimedHits.removeAll()
-        (claimedSkip, claimedHeld) = (0, 0)
+        (claimedSkip, claimedHeld) = (StepBits(), StepBits())
         if request { keptAskedClaims = true } else { keptClaims = true }
         return false
     }
@@ -950,15 +951,14 @@ final class Graph {
     /// still made takes held till the graph ends instead (`claimedHeld`, as `heldAhead`). Returns the steps
     /// the run does not make (`claimedSkip`). Out of line: a race.
     @inline(never)
-    func takeClaimedHits(into words: ReferenceWords<Instance>) -> UInt {
+    func takeClaimedHits(into words: ReferenceWords<Instance>) -> StepBits {
         for (step, hit) in claimedHits {
-            if claimedHeld & 1 << UInt(step) != 0 { heldAhead.append(hit.take()) } else { words.set(step, hit) }
+            if claimedHeld.contains(step) { heldAhead.append(hit.take()) } else { words.set(step, hit) }
         }
         claimedHits.removeAll()
         var held = claimedHeld
-        while held != 0 {
-            let j = held.trailingZeroBitCount
-            held &= held - 1
+        while let j = held.first {
+            held.remove(j)
             if !words.isNone(j) { heldAhead.append(words.take(j).take()); words.base[j] = ReferenceWords<Instance>.none }
         }
         return claimedSkip
@@ -966,7 +966,9 @@ final class Graph {
 
     /// Lets go of `claimedHits` and the masks: the plan declined, or the graph ends.
     private func dropClaimedHits() {
-        (claimedSkip, claimedHeld, unclaimedUnder) = (0, 0, 0)
+        claimedSkip.removeAll()
+        claimedHeld.removeAll()
+        unclaimedUnder.removeAll()
         guard !claimedHits.isEmpty else { return }
         let hits = claimedHits
         claimedHits.removeAll()
@@ -1016,8 +1018,8 @@ final class Graph {
         claimedInOrder = false
         // A run up to a cut (`replayMeeting`): not the steps the build asks for from there on (`Plan.neverAsked`); a creation step
         // found published, the plan picked next (as `claimCreations`).
-        let neverAsked = meeting ? cutClaims.map { c in plan.borrow { $0.neverAsked(from: c.cut, met: c.met) } } ?? 0 : 0
-        unclaimedUnder = 0
+        let neverAsked = meeting ? cutClaims.map { c in plan.borrow { $0.neverAsked(from: c.cut, met: c.met) } } ?? StepBits() : StepBits()
+        unclaimedUnder.removeAll()
         try checkBeforeNotWaiting(root, from: container)
         claimRoot = (.init(root), .init(container))
         defer { claimRoot = nil }
@@ -1036,7 +1038,7 @@ final class Graph {
                  p.lookup(of: step, locals), p.steps[step].claimsLate)
             }
             if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
-            if neverAsked & 1 << UInt64(step) != 0 { continue }
+            if neverAsked.contains(step) { continue }
             // A container step under a singleton from further up is that one's container's (`Plan.Step.lookup`), as its build frame's.
             let container = isContainer ? stepLookup?.object ?? container : container
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
@@ -1111,8 +1113,8 @@ final class Graph {
     /// it; noted in `unclaimedUnder`, which the run checks it skips (`Plan.execute`). False: the build's walk asks for it.
     private func leavesUntaken(_ plan: Borrowed<Plan>, _ step: Int, under cached: [Int],
                                _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
-        guard step < UInt.bitWidth && plan.borrow({ $0.untaken(step, under: cached, locals) }) else { return false }
-        unclaimedUnder |= 1 << UInt(step)
+        guard plan.borrow({ $0.untaken(step, under: cached, locals) }) else { return false }
+        unclaimedUnder.insert(step)
         return true
     }
 
@@ -1167,7 +1169,7 @@ final class Graph {
         replayEntered = 0
         replayEnteredAt = 0
         replaySkips.removeAll()
-        lateContainerClaims = 0
+        lateContainerClaims.removeAll()
         switchesToVariant = nil
         // (Taken here, let go of last: `letGoReplayed`.)
         var built: [(step: Int, from: Int, to: Int)]?
@@ -1182,7 +1184,7 @@ final class Graph {
         if !revivedShared.isEmpty { revivedShared.removeAll() }
         // Last: releasing may run destructors, which may resolve again on this thread.
         if !heldAhead.isEmpty { heldAhead.removeAll(keepingCapacity: true) }
-        if claimedSkip != 0 || unclaimedUnder != 0 || !claimedHits.isEmpty { dropClaimedHits() }
+        if !claimedSkip.isEmpty || !unclaimedUnder.isEmpty || !claimedHits.isEmpty { dropClaimedHits() }
         (keptClaims, keptAskedClaims) = (false, false)
         if let built { letGoReplayed(built) }
         alive.removeAll()
@@ -2167,17 +2169,17 @@ final class Graph {
             defer { (requestSkips, runningRequest) = (StepBits(), nil) }
             // Creation steps: their cells claimed first, the masks of a creating run further out kept aside meanwhile.
             let cellsBefore = cells.count
-            let outerTakes = (claimedSkip, claimedHeld, unclaimedUnder)
-            defer { if creates { (claimedSkip, claimedHeld, unclaimedUnder) = outerTakes } }
+            let outerTakes = creates ? (claimedSkip, claimedHeld, unclaimedUnder) : nil
+            defer { if let outerTakes { (claimedSkip, claimedHeld, unclaimedUnder) = outerTakes } }
             if creates {
-                (claimedSkip, claimedHeld, unclaimedUnder) = (0, 0, 0)
+                (claimedSkip, claimedHeld, unclaimedUnder) = (StepBits(), StepBits(), StepBits())
                 // (Up to a cut: not the cells of the steps the build asks for from there on.)
-                let neverAsked = met.map { m in plan.borrow { $0.neverAsked(from: m.cut, met: m.step) } } ?? 0
+                var neverAsked = met.map { m in plan.borrow { $0.neverAsked(from: m.cut, met: m.step) } } ?? StepBits()
                 // (A refused claim: the run up to it, then its error, as the build's walk reaches it.)
                 let cutting = count <= 64
                 Self.beforeClaiming(registration)
-                // (A creating plan's `skips` are its first 64 steps': past those `takeFromGraph` takes none.)
-                guard claimAsked(plan, from: lookup, skips: UInt64(skips.low) | neverAsked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
+                neverAsked.formUnion(skips)
+                guard claimAsked(plan, from: lookup, skips: neverAsked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
                     reason = progress.pointee.decline ?? .other
                     progress.pointee.decline = nil
@@ -2345,7 +2347,7 @@ final class Graph {
     /// published meanwhile the run cannot take. `progress`: the request's (`requestProgress`).
     /// `cutting`: a claim that fails is noted instead (`refusedClaim`), the cells claimed before it kept: true, the run
     /// making what the build makes before it asks for that key (`runAsked`, a cut there).
-    private func claimAsked(_ plan: Borrowed<Plan>, from container: Container, skips: UInt64, cellsBefore: Int,
+    private func claimAsked(_ plan: Borrowed<Plan>, from container: Container, skips: StepBits, cellsBefore: Int,
                             _ progress: UnsafeMutablePointer<PlanProgress>, cutting: Bool) -> Bool {
         let inOrderBefore = claimedInOrder
         let last = plan.borrow { $0.stepCount } - 1
@@ -2354,7 +2356,7 @@ final class Graph {
         // published (nor under those): as `claimWithContainerSteps`.
         var cachedContainers: [Int] = []
         var published: [Int] = []
-        claims: for step in plan.borrow({ $0.requestClaimOrder() }) where skips & 1 << UInt64(step) == 0 {
+        claims: for step in plan.borrow({ $0.requestClaimOrder() }) where !skips.contains(step) {
             let (registration, isContainer, stepLookup) = plan.borrow { p in
                 (p.registration(of: step, progress.pointee.locals), p.steps[step].isContainer, p.lookup(of: step, progress.pointee.locals))
             }

@@ -812,25 +812,24 @@ extension Plan {
         var skip = claims == nil ? B.Mask() : containerSkips(claims!)
         // Creation steps the claims left under container steps found cached (`Graph.unclaimedUnder`): not made, the
         // build never asks for them; one of those not cached now (reset meanwhile) would be: the plan for the state now.
-        if M.creates, case let unclaimed = graph.unsafelyUnwrapped.graph.borrow({ $0.unclaimedUnder }),
-           unclaimed != 0 && !B.Mask(word: unclaimed).subtracting(skip).isEmpty {
+        if M.creates && graph.unsafelyUnwrapped.graph.borrow({ !$0.unclaimedUnder.isEmpty }),
+           !B.Mask(graph.unsafelyUnwrapped.graph.borrow { $0.unclaimedUnder }).subtracting(skip).isEmpty {
             graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .notCached
             return .success(false)
         }
         // Creation steps another thread published before their claims: taken, and the steps under them not made.
-        if M.creates && graph.unsafelyUnwrapped.graph.borrow({ $0.claimedSkip != 0 }) {
-            skip.formUnion(B.Mask(word: graph.unsafelyUnwrapped.graph.borrow { $0.takeClaimedHits(into: run.instances) }))
+        if M.creates && graph.unsafelyUnwrapped.graph.borrow({ !$0.claimedSkip.isEmpty }) {
+            skip.formUnion(B.Mask(graph.unsafelyUnwrapped.graph.borrow { $0.takeClaimedHits(into: run.instances) }))
         }
         // A value none provides (`missing`): the run stops before the first made step past it (`failMissing`).
         var end = madeSteps.count
         if B.readsRequest && missing != Int.max { end = madeSteps.firstIndex { $0 > missing } ?? end }
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
-        // (A creating request's: neither taken published nor revived where the run checks, `takePublished`. Its first 64
-        // steps: a creation plan's masks are one word, `claimedSkip`.)
-        if M.requests && M.creates { skip.formUnion(B.Mask(word: graph.unsafelyUnwrapped.graph.borrow { $0.requestSkips.low })) }
+        // (A creating request's: neither taken published nor revived where the run checks, `takePublished`.)
+        if M.requests && M.creates { skip.formUnion(B.Mask(graph.unsafelyUnwrapped.graph.borrow { $0.requestSkips })) }
         progress.pointee.plan = .init(self)
         // The next check (`CreationCheck`: a creation or container step published meanwhile, `takePublished`), and the
         // last made step a creation step published meanwhile spares the run (graph mode).
@@ -856,8 +855,8 @@ extension Plan {
             }
         }
         // The container steps claimed late, where the build asks for each (`claimLate`): none claimed yet.
-        var late: UInt = M.destination == .graph && !M.requests && lateClaims != 0
-            ? graph.unsafelyUnwrapped.graph.borrow { $0.lateContainerClaims } : 0
+        var late = M.destination == .graph && !M.requests && !lateClaims.isEmpty
+            ? B.Mask(graph.unsafelyUnwrapped.graph.borrow { $0.lateContainerClaims }) : B.Mask()
         for n in 0..<end {
             var i = madeSteps[n]
             if M.cuts && i >= progress.pointee.cut { break }
@@ -870,7 +869,7 @@ extension Plan {
             }
             if M.creates { i = order[n] }
             // A container step claimed late whose claim failed: the build reports it where it asks for it.
-            if late != 0, let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told) {
+            if !late.isEmpty, let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told) {
                 progress.pointee.plan = nil
                 graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() }
                 if graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
@@ -1053,7 +1052,7 @@ extension Plan {
     private func takePublished<B, M: RunMode>(_: M.Type, _ check: inout Int, _ checks: inout UnsafeBufferPointer<CreationCheck>,
                                               _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
                                               _ graph: GraphRun?, told: inout Int, taken: inout B.Mask,
-                                              _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: UInt = 0,
+                                              _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: B.Mask,
                                               walked: inout Plan.Walk?, position: inout Int) -> Int {
         // (A traced run tells its hits in the build's walk once it switches, `tellPublishedInWalk`: not one over container steps.)
         let switches = !M.cuts && !M.requests && (!M.traced || !hasContainer)
@@ -1068,7 +1067,7 @@ extension Plan {
             guard found.made > skipTo, found.variant < 0 || switches, found.container < 0 || !M.cuts && !M.requests else { continue }
             guard !built || !graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips.contains(found.step) }) else { continue }
             // (Not a container step claimed late and not claimed yet: `claimLate` takes one published before its claim.)
-            guard found.container < 0 || unclaimed & 1 << UInt(found.step) == 0 else { continue }
+            guard found.container < 0 || !unclaimed.contains(found.step) else { continue }
             // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`, a container step taken cached. In a
             // variant's order, the steps it asked for first there are not made either, as the build finding it cached makes none.)
             guard !taken.contains(found.step) else {
@@ -1516,19 +1515,19 @@ extension Plan {
         // Where the build asks for each container step: the first of the steps it asked for first (its range).
         let asked = containerSteps.map { c in (at: firstAsked(c), step: c) }.sorted { ($0.at, -$0.step) < ($1.at, -$1.step) }
         // Under a creation step another thread published before its claim (`Graph.claimedSkip`): never asked for.
-        let published = M.creates ? into.graph.borrow { $0.claimedSkip } : 0
+        let published = M.creates ? B.Mask(into.graph.borrow { $0.claimedSkip }) : B.Mask()
                 // Claimed late, where the build asks (`claimLate`): not a request's (its plan has no RESOLVER slot), not
         // the askers of the step a cut run meets (the build asks for them before it meets it), not ahead-claiming threads.
-        let late = !M.requests && lateClaims != 0 && !into.graph.borrow({ $0.claimsLateAhead }) ? lateClaims : 0
-        var deferred: UInt = 0
+        let late = !M.requests && !lateClaims.isEmpty && !into.graph.borrow({ $0.claimsLateAhead }) ? B.Mask(lateClaims) : B.Mask()
+        var deferred = B.Mask()
         var unlooked = 0  // (container steps not looked at: the set found cached is not every one's)
         for (at, i) in asked {
             let asker = M.cuts && i > met && descends(met, from: i)
             if M.cuts && i >= cut && !asker { continue }
-            if published & 1 << UInt(i) != 0 { unlooked += 1; continue }
+            if published.contains(i) { unlooked += 1; continue }
             // A resolver's request: a key the graph has is taken from it, and nothing under it asked for (`Graph.requestSkips`).
             if M.requests && into.graph.borrow({ $0.requestSkips.contains(i) }) { unlooked += 1; continue }
-            if late & 1 << UInt(i) != 0 && !asker { deferred |= 1 << UInt(i); continue }
+            if late.contains(i) && !asker { deferred.insert(i); continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
                 graph.claimContainerStep(registration(i, locals), in: self.lookup(of: i, locals.base) ?? into.lookup) { self.askingPath(to: i) }
             }
@@ -1556,7 +1555,7 @@ extension Plan {
         // (`Graph.switchesToVariant`: `replay`, a request's `runAsked`), as `runRequest` runs it. Every one cached,
         // with a `cachedVariant`: that one; some, which no skip gives the build's order: the `mixedVariant` for that
         // set (a creating run's a creating one, its claims redone). Not up to a cut.
-        let switches = !M.cuts && claims.failed == 0 && deferred == 0 && unlooked == 0
+        let switches = !M.cuts && claims.failed == 0 && deferred.isEmpty && unlooked == 0
         if switches && cachedVariant != nil && cached == containerSteps.count {
             into.graph.borrow { $0.dropContainerClaims(); $0.switchesToVariant = (claims.load(0).word, cached) }
             return false
@@ -1569,7 +1568,7 @@ extension Plan {
             }
             return false
         }
-        if lateClaims != 0 && !M.requests { into.graph.borrow { $0.lateContainerClaims = deferred } }
+        if !lateClaims.isEmpty && !M.requests { into.graph.borrow { $0.lateContainerClaims = deferred.stepBits } }
         return true
     }
 
@@ -1579,12 +1578,12 @@ extension Plan {
     /// it: one found cached taken, as the build takes it where it asks, the steps under it not made (`skip`). Returns
     /// the claim's error, which the build reports there.
     @inline(never)
-    private func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout UInt, _ skip: inout B.Mask, _ run: RunState,
+    private func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout B.Mask, _ skip: inout B.Mask, _ run: RunState,
                                           _ locals: Locals<B>, _ into: GraphRun, told: inout Int) -> TetherError? {
-        for c in containerSteps where late & 1 << UInt(c) != 0 {
+        for c in containerSteps where late.contains(c) {
             let first = firstAsked(c)
             guard first <= i else { continue }
-            late &= ~(1 << UInt(c))
+            late.remove(c)
             // Taken from what a get built, or under a step taken so (or under a container step taken cached): not asked for here.
             if into.graph.borrow({ $0.replaySkips.contains(c) }) || skip.contains(c) { continue }
             let claimed = into.graph.borrow { g in
@@ -1618,9 +1617,9 @@ extension Plan {
     /// those from the cache: no step it still makes (not under those) asks for it (`Graph.claimWithContainerSteps`;
     /// not `neverAsked`, the steps a cut run does not reach).
     func untaken(_ j: Int, under cached: [Int], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
-        guard steps.count <= UInt.bitWidth else { return false }
-        let skip = steps.indices.reduce(0 as UInt) { mask, k in cached.contains { k == $0 || descends(k, from: $0) } ? mask | 1 << UInt(k) : mask }
-        return untaken(j, skipping: WordMask(word: skip), Locals<ChildSteps>(base: locals))
+        let skip = steps.indices.reduce(into: StepBits()) { mask, k in if cached.contains(where: { k == $0 || descends(k, from: $0) }) { mask.insert(k) } }
+        // (A plan of any size: `StepBits`, the locals' binding reads no request here.)
+        return untaken(j, skipping: skip, Locals<ChildWideRequestSteps>(base: locals))
     }
 
     /// Whether step `j` was asked for under step `c` (`c` or a step under it asked for it first).
@@ -1717,11 +1716,13 @@ extension Plan {
     /// `stepsUnder` of creation steps `taken` that `Graph.claimCreations` found published: the steps the run
     /// does not make besides them, and those of them a step still made takes (a shared step, or one taken:
     /// held; traced, none: the build's event for it would come where that step asks). Nil: the resolve
-    /// picks the plan for the state found (past a word of steps, too).
-    func stepsUnder(published taken: UInt, _ locals: UnsafeMutablePointer<Borrowed<Registration>>, traced: Bool) -> (skip: UInt, used: UInt)? {
-        guard steps.count <= UInt.bitWidth else { return nil }
-        let held = traced ? WordMask() : WordMask(word: (sharedMask() as WordMask).word | taken)
-        return stepsUnder(WordMask(word: taken), held: held, Locals<ChildSteps>(base: locals)).map { (skip: $0.skip.word, used: $0.used.word) }
+    /// picks the plan for the state found (past a word of steps in a run whose masks are one word, too: not `wideMasks`).
+    func stepsUnder(published taken: StepBits, _ locals: UnsafeMutablePointer<Borrowed<Registration>>, traced: Bool) -> (skip: StepBits, used: StepBits)? {
+        guard steps.count <= UInt.bitWidth || wideMasks else { return nil }
+        var held = StepBits()
+        if !traced { held = sharedMask(); held.formUnion(taken) }
+        // (A plan of any size: `StepBits`, the locals' binding reads no request here.)
+        return stepsUnder(taken, held: held, Locals<ChildWideRequestSteps>(base: locals))
     }
 
     /// Calls step `i`'s factory (the `n`th made step): the one place a run calls one. A C
@@ -2077,8 +2078,9 @@ extension Plan {
         for j in 0..<end where steps[j].isKeyed && !steps[j].isShared {
             if graph.constructs(registration(of: j, locals)) { return nil }
             guard graph.builtIndex(registration(of: j, locals)) != nil else { continue }
-            // (A creating run's masks are one word, `takePublished`'s `taken`: a creation plan past 64 steps takes none.)
-            guard steps.count <= UInt.bitWidth || !createsShared else { return nil }
+            // (A creating run's masks are one word unless it `wideMasks`, `takePublished`'s `taken`: a creation plan past
+            // 64 steps with one-word masks takes none.)
+            guard steps.count <= UInt.bitWidth || !createsShared || wideMasks else { return nil }
             taken.insert(j)
         }
         guard !taken.isEmpty else { return taken }
@@ -2096,8 +2098,8 @@ extension Plan {
     /// none, a plan past 64 steps, or a step still made (or a slot) taking one only those asked for.
     func takeBuiltAsked(after i: Int, _ made: ReferenceWords<Instance>, _ graph: Graph, skips old: StepBits,
                         _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> StepBits {
-        // (A creating run's masks are one word, `takePublished`'s `taken`.)
-        guard steps.count <= UInt.bitWidth || !createsShared else { return StepBits() }
+        // (A creating run's masks are one word unless it `wideMasks`, `takePublished`'s `taken`.)
+        guard steps.count <= UInt.bitWidth || !createsShared || wideMasks else { return StepBits() }
         var taken = StepBits()
         for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && !old.contains(j) {
             if graph.builtIndex(registration(of: j, locals)) != nil { taken.insert(j) }

@@ -301,14 +301,14 @@ extension Plan {
         return first
     }
 
-    /// The steps a build meeting step `met` at `cut` (`meeting`) never asks for, a bit each (plans of up to 64 steps):
+    /// The steps a build meeting step `met` at `cut` (`meeting`) never asks for, a bit each (a plan of any size):
     /// those first asked for from the cut on, but `met`'s askers (first asked for at the cut, after it in post-order).
     /// A creating request's run up to the cut claims none of their cells (`Graph.claimAsked`), as the build never does.
     /// (Not `Plan.untaken`: a step the build reaches that no step still made takes.)
-    func neverAsked(from cut: Int, met: Int) -> UInt64 {
+    func neverAsked(from cut: Int, met: Int) -> StepBits {
         let first = firstAskedOfEach()
-        var bits: UInt64 = 0
-        for i in 0..<min(steps.count, 64) where first[i] > cut || first[i] == cut && i <= met { bits |= 1 << UInt64(i) }
+        var bits = StepBits()
+        for i in 0..<steps.count where first[i] > cut || first[i] == cut && i <= met { bits.insert(i) }
         return bits
     }
 }

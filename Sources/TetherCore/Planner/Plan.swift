@@ -277,12 +277,12 @@ final class Plan: @unchecked Sendable {
     let underContainerSteps: StepBits
     /// A container step past the 64th step: a run's masks are `StepBits` (`OwnWideRequestSteps`), else one word
     /// (`WordMask`: every step a container step asked for is before it). A plan that `needsGraph` (creation steps,
-    /// slots, completion callbacks) declines `tooLarge` then (`Recorder.finishSlots`): the graph keeps one-word masks
-    /// for those (`Graph.claimedSkip`, `lateContainerClaims`, `unclaimedUnder`). A resolver's request or a run that
-    /// found a cell held replays into a graph with `StepBits` all the same (`replayWideRequest`).
+    /// slots, completion callbacks) replays into a graph with `StepBits` too (`replayWideRequest`), and so does a
+    /// resolver's request or a run that found a cell held; the graph's masks of such a run are `StepBits` of any
+    /// size (`Graph.claimedSkip`, `lateContainerClaims`, `unclaimedUnder`; `tooLarge` before branch graphmasks).
     let wideMasks: Bool
-    /// The bit of each container step claimed late (`Step.claimsLate`; a plan with one `needsGraph`: never `wideMasks`).
-    let lateClaims: UInt
+    /// The bit of each container step claimed late (`Step.claimsLate`; a plan with one `needsGraph`).
+    let lateClaims: StepBits
 
     struct SharedStep {
         let step: Int
@@ -680,7 +680,7 @@ final class Plan: @unchecked Sendable {
         underContainerMask = steps.indices.reduce(0) { mask, i in underContainer(i) ? mask | 1 << UInt(i) : mask }
         wideMasks = steps.indices.contains { $0 >= UInt.bitWidth && steps[$0].isContainer }
         underContainerSteps = wideMasks ? steps.indices.reduce(into: StepBits()) { mask, i in if underContainer(i) { mask.insert(i) } } : StepBits()
-        lateClaims = steps.indices.reduce(0) { mask, i in steps[i].claimsLate ? mask | 1 << UInt(i) : mask }
+        lateClaims = steps.indices.reduce(into: StepBits()) { mask, i in if steps[i].claimsLate { mask.insert(i) } }
         // (A container-scoped root is its container's instance, not a block's.)
         mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0
         isLarge = steps.count > Plan.maxSteps || mostSlots > Plan.maxSlots
@@ -969,12 +969,7 @@ final class Plan: @unchecked Sendable {
         let creates = recorder.steps.contains { $0.creates }
         // Over container or value steps too: the graph claims the creation and container cells in the
         // build's order (`Graph.claimWithContainerSteps`) and the run reads the request (`Plan.replayRequest`).
-        // (Creation steps with a container step past the 64th step, `tooLarge`: the warm plan, which serves the
-        // resolves once they are cached; the first resolve's creation plan declines, `recordCreating`.)
-        do { try recorder.finishSlots() } catch {
-            guard creating && creates && error == .tooLarge else { throw error }
-            return try record(root, configuration: configuration, leaves: leaves)
-        }
+        try recorder.finishSlots()
         // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
         let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
         return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: objects, slots: recorder.slots)
@@ -1279,11 +1274,7 @@ final class Plan: @unchecked Sendable {
             // that creates nothing).
             failing = withVariants(met, root, creating: creating, leaves: leaves)
         }
-        // (Creation steps with a container step past the 64th step, `tooLarge`: the warm plan, as `record`'s.)
-        do { try recorder.finishSlots() } catch {
-            guard creating && failing == nil && recorder.steps.contains(where: { $0.creates }) && error == .tooLarge else { throw error }
-            return try record(root, configuration: configuration, child: child, leaves: leaves)
-        }
+        try recorder.finishSlots()
         if creating {
             // A failing one met inside a creation frame (a strict level's singleton refusing a captive) creates
             // nothing: its run reports the build's error while that frame's registration is not cached (`matchesCaches`).
@@ -1967,13 +1958,10 @@ final class Plan: @unchecked Sendable {
         /// askers (its frame not open then) is claimed late (`Step.claimsLate`): a get may build it, which the build
         /// claims there (the run takes it from the graph, `takeBuilt`), else the build claims it where its walk asks.
         /// The steps its gets built are noted in `Graph.replaySkips` (`takeBuilt`), a plan of any size's (`StepBits`;
-        /// `tooLarge` past 64 steps before branch largemasks).
-        /// Throws `tooLarge` for a container step past the 64th step in a plan that `needsGraph` (slots, completion
-        /// callbacks, creation steps): a replay into a graph keeps its masks in one word (`Graph.claimedSkip`,
-        /// `lateContainerClaims`, `unclaimedUnder`; `Plan.claimContainerSteps`); a run without one has `StepBits` (`wideMasks`).
+        /// `tooLarge` past 64 steps before branch largemasks). A container step past the 64th step in a plan that
+        /// `needsGraph` (slots, completion callbacks, creation steps): the graph's masks are `StepBits` (`Graph.claimedSkip`,
+        /// `lateContainerClaims`, `unclaimedUnder`; `tooLarge` before branch graphmasks).
         func finishSlots() throws(Decline) {
-            if steps.indices.contains(where: { $0 >= UInt.bitWidth && steps[$0].isContainer }),
-               !slots.isEmpty || steps.contains(where: { $0.creates || $0.completes }) { throw .tooLarge }
             guard !slots.isEmpty else { return }
             if readsRequest {
                 for slot in slots where slot.kind == .resolver && slot.owner >= 0 {
@@ -2156,7 +2144,7 @@ final class Plan: @unchecked Sendable {
         }
 
         private func add(_ step: Step, _ id: ObjectIdentifier?) throws(Decline) -> Int {
-            // (A container step past the 64th step: `wideMasks`; in a plan that needs a graph, `tooLarge`: `finishSlots`.)
+            // (A container step past the 64th step: `wideMasks`.)
             steps.append(step)
             if let id { stepOf[id] = steps.count - 1 }
             return steps.count - 1

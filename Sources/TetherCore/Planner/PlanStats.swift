@@ -15,7 +15,9 @@ extension Plan {
         // No plan looked for or found.
         case plansOff
         // The recorder: the graph is not one a plan replays.
-        case sharedRoot, cycle, tooLarge, containerInput
+        case sharedRoot, cycle, containerInput
+        // (`tooLarge` before branch graphmasks: a container step past the 64th step in a plan that replays into a graph,
+        // whose one-word masks the graph's are now `StepBits`, `Graph.claimedSkip`, `lateContainerClaims`, `unclaimedUnder`.)
         /// A failing plan's variant (`Plan.Failing.variants`, recorded on its first pick, `Plan.failingVariant`) not recorded:
         /// the configuration (or a child's component) changed between the pick and its walk (a race; a frame under a
         /// singleton from further up, or variants nested past four leaves, before branch failunder2).
@@ -50,7 +52,6 @@ extension Plan {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under every pick (past Graph.maxCreationPicks)"
             case .cycle: "a constructor cycle no plan reports: a nested resolve's plan that meets a step further out (Plan.meets) where Plan.meeting finds no cut (none known since branch requests)"
-            case .tooLarge: "a container-scoped step past the 64th step in a plan that replays into a graph (creation steps, slots made per resolve, completion callbacks: the graph's masks of those are one word)"
             case .failureUnderContainer: "a failing plan's variant for a container-scoped key found cached not recorded: the configuration or the child's component changed between the pick and its walk (a race)"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a cut run finding the container steps cached, a container step claimed late (a described plan: any made one)"
             case .described: "a shape only a described plan declines (never a resolve's)"

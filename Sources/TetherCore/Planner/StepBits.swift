@@ -11,8 +11,10 @@ protocol StepMask {
     init(_ bits: StepBits)
     /// Whether it is `StepBits` (constant per type, so a one-word run tests nothing).
     static var isWide: Bool { get }
-    /// Its first 64 steps (those a one-word mask of the graph's holds: `Graph.claimedSkip`, `lateContainerClaims`).
+    /// Its first 64 steps.
     var word: UInt { get }
+    /// The set as `StepBits` (the graph's masks: `Graph.lateContainerClaims`).
+    var stepBits: StepBits { get }
     var isEmpty: Bool { get }
     var count: Int { get }
     func contains(_ step: Int) -> Bool
@@ -57,6 +59,7 @@ struct WordMask: StepMask {
     @inline(__always) init(_ bits: StepBits) { self.bits = bits.low }
     @inline(__always) static var isWide: Bool { false }
     @inline(__always) var word: UInt { bits }
+    @inline(__always) var stepBits: StepBits { StepBits(word: bits) }
     @inline(__always) var isEmpty: Bool { bits == 0 }
     @inline(__always) var count: Int { bits.nonzeroBitCount }
     @inline(__always) func contains(_ step: Int) -> Bool { bits & 1 << UInt(step) != 0 }
@@ -76,8 +79,9 @@ struct WordMask: StepMask {
 
 /// A set of a plan's steps for a plan of any size: the first 64 steps in `low`, the rest in words of their own
 /// (`high`, empty until a step past the 64th is in: no allocation). A wide plan's run masks (`Plan.wideMasks`), and
-/// `Graph.replaySkips` and `Graph.requestSkips` (the steps a resolver's gets or a request built, `Plan.takeBuilt`,
-/// `Plan.takeBuiltAsked`, `Plan.takeFromGraph`).
+/// the graph's: `Graph.replaySkips` and `Graph.requestSkips` (the steps a resolver's gets or a request built,
+/// `Plan.takeBuilt`, `Plan.takeBuiltAsked`, `Plan.takeFromGraph`), `Graph.claimedSkip`, `claimedHeld`,
+/// `unclaimedUnder`, `lateContainerClaims` (a run's `StepMask` takes its own of them: `init(_:)`).
 struct StepBits: StepMask {
     var low: UInt = 0
     var high: [UInt] = []
@@ -87,6 +91,7 @@ struct StepBits: StepMask {
     init(_ bits: StepBits) { self = bits }
     static var isWide: Bool { true }
     var word: UInt { low }
+    var stepBits: StepBits { self }
 
     var isEmpty: Bool { low == 0 && !high.contains { $0 != 0 } }
     var count: Int { high.reduce(low.nonzeroBitCount) { $0 + $1.nonzeroBitCount } }
