@@ -393,7 +393,8 @@ final class Graph {
     /// step still made needs under it, a weak one died, a leaf reset) before it builds instead.
     private static let maxCreationPicks = 4
     /// How often a resolve picks again after its claims were kept (`keptClaims`): each such pick follows a key found
-    /// published, held from then on (`heldAhead`), so the picks end when the keys do; a bound all the same.
+    /// published, held from then on (`heldAhead`), so the picks end when the keys do; a bound all the same, past
+    /// which the resolve holds every key its build would claim and picks once more (`run`).
     private static let maxKeptPicks = 16
 
     /// One resolve on this graph, its build replayed from `plan` unless that
@@ -432,7 +433,12 @@ final class Graph {
                     // Its claims kept (`endClaims`): the plan for the state they found, under them.
                     let kept = keptClaims
                     keptClaims = false
-                    plan = picks <= Self.maxCreationPicks || kept && picks <= Self.maxKeptPicks
+                    // Past `maxKeptPicks`: the claims kept, every other cell the build would claim claimed too, and the
+                    // weak keys cached held (`claimInOrder`, as a no-wait resolve's first claims): no other thread changes
+                    // the state they hold, so the plan picked for it once more finds it as it is and serves it.
+                    let holdsAll = kept && picks == Self.maxKeptPicks + 1
+                    if holdsAll { try claimInOrder(registration, from: container, evenOne: true) }
+                    plan = picks <= Self.maxCreationPicks || kept && (picks <= Self.maxKeptPicks || holdsAll)
                         ? Self.creationPlan(registration, from: container, progress) : nil
                 }
                 if built != nil {
