@@ -419,7 +419,15 @@ final class Graph {
                             progress.pointee.decline = .cycle
                             break
                         }
-                        try replayMeeting(replayed, met, registration, from: container, arguments: arguments)
+                        // Its claims found container steps cached: the variant for them, met again (bounded as the picks).
+                        if let variant = try replayMeeting(replayed, met, registration, from: container, arguments: arguments) {
+                            if picks < Self.maxCreationPicks {
+                                picks += 1
+                                plan = variant
+                                continue
+                            }
+                            progress.pointee.decline = .containerHeld
+                        }
                     } else {
                         built = try replay(replayed, registration, from: container, arguments: arguments)
                     }
@@ -541,26 +549,33 @@ final class Graph {
     /// when some were and others not (`switchesToMixedVariant`: `Plan.mixedVariant`); else nil (declined).
     private func switchedToCachedVariant(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
                                          arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
-        if switchesToMixedVariant != 0 { return try switchedToMixedVariant(plan, registration, from: container, arguments: arguments) }
+        guard let variant = switchedVariant(plan, from: container) else { return nil }
+        return try replay(variant, registration, from: container, arguments: arguments)
+    }
+
+    /// The variant of `plan` its claims or run switched to (`switchesToCachedVariant`, `switchesToMixedVariant`: read and
+    /// cleared), not declined after all; nil: none (declined). `cut`: a run up to a cut switched (`replayMeeting`).
+    private func switchedVariant(_ plan: Borrowed<Plan>, from container: Container, cut: Bool = false) -> Borrowed<Plan>? {
+        if switchesToMixedVariant != 0 { return switchedToMixedVariant(plan, from: container, cut: cut) }
         guard switchesToCachedVariant else { return nil }
         switchesToCachedVariant = false
         guard let variant = plan.borrow({ $0.cachedVariant.map(Borrowed.init) }) else { return nil }
         progress.pointee.decline = nil  // not declined after all
-        return try replay(variant, registration, from: container, arguments: arguments)
+        return variant
     }
 
-    /// `switchedToCachedVariant` for some container steps cached and others not (`switchesToMixedVariant`, their bits):
-    /// the plan `Plan.variant(forCached:)` picks for that set (a `mixedVariant`; the plan keeps it), replayed instead; nil: none (past
-    /// `Plan.maxMixedVariants`, a walk that does not fit), `containerHeld`. Out of line: a cache state met once per child.
+    /// `switchedVariant` for some container steps cached and others not (`switchesToMixedVariant`, their bits; every one,
+    /// `cut`: a cut run's asker among them): the plan `Plan.variant(forCached:)` picks for that set (a `mixedVariant`; the
+    /// plan keeps it); nil: none (past `Plan.maxMixedVariants`, a walk that does not fit), `containerHeld`. Out of line: a
+    /// cache state met once per child.
     @inline(never)
-    private func switchedToMixedVariant(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
-                                        arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
+    private func switchedToMixedVariant(_ plan: Borrowed<Plan>, from container: Container, cut: Bool) -> Borrowed<Plan>? {
         let cached = switchesToMixedVariant
         switchesToMixedVariant = 0
-        guard let variant = plan.borrow({ $0.variant(forCached: cached, from: container, progress.pointee.locals).map(Borrowed.init) })
+        guard let variant = plan.borrow({ $0.variant(forCached: cached, cut: cut, from: container, progress.pointee.locals).map(Borrowed.init) })
         else { return nil }
         progress.pointee.decline = nil  // not declined after all
-        return try replay(variant, registration, from: container, arguments: arguments)
+        return variant
     }
 
     /// The creation steps `from ..< to` of `plan`, replayed into this graph, published with the graph, as a
@@ -592,14 +607,18 @@ final class Graph {
 
     /// Replays `plan` up to where a build asks for `met`'s step, which this thread constructs further out
     /// (`Plan.meeting`): the steps before it, let go of, then the build's error (`Reentry.reentered`,
-    /// this graph's part of the path the frames the build has open then). Returns when the plan declined.
+    /// this graph's part of the path the frames the build has open then). Returns when the plan declined: the
+    /// variant its claims switched to for the container steps they found cached (`switchedVariant`, as `replay`'s),
+    /// which `run` runs instead (up to where it meets that step, if it does: not where its asker was found cached).
     private func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
-                               _ root: Registration, from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
+                               _ root: Registration, from container: Container,
+                               arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Borrowed<Plan>? {
         // Creation steps asked for before it: their cells claimed first, as the build's first claim does (with container
         // steps, those the build asks for before the cut, `claimWithContainerSteps`).
         cutClaims = (met.cut, met.step)
         defer { cutClaims = nil }
-        if met.claims, try !claimCreations(plan, root: root, from: container, meeting: true) { return }
+        (switchesToCachedVariant, switchesToMixedVariant) = (false, 0)  // (set by this plan's claims or run only)
+        if met.claims, try !claimCreations(plan, root: root, from: container, meeting: true) { return switchedVariant(plan, from: container, cut: true) }
         // Else, as before a build: a resolve that must not wait or acts for a token checks first.
         if !met.claims { try checkBeforeNotWaiting(root, from: container) }
         _ = try plan.borrow { plan in
@@ -609,7 +628,7 @@ final class Graph {
         alive.removeAll()  // its words, empty: the run let go of what it made (`Plan.cutReached`)
         guard progress.pointee.cut == -1 else {
             if met.claims { releaseCells() }
-            return
+            return switchedVariant(plan, from: container, cut: true)
         }
         cutOpen = plan.borrow { $0.opened(before: met.step, progress.pointee.locals) }
         defer { cutOpen = [] }

@@ -348,6 +348,10 @@ extension Plan {
                    _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                    lookup: Container, cut: Int, met: Int, creates: Bool) -> Result<Bool, TetherError> {
         (progress.pointee.cut, progress.pointee.met) = (cut, met)
+        if graph.tracer != nil {
+            if creates { return replay(TracedCreatingCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
+            return replay(TracedCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
+        }
         if creates { return replay(CreatingCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         return replay(CutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
@@ -653,6 +657,15 @@ extension Plan {
     enum CutIntoGraph: RunMode { static var destination: Destination { .graph }; static var cuts: Bool { true } }
     /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
     enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
+    /// The traced cut modes (`replayCut` while the graph tells a trace hook): `CutIntoGraph`, `CreatingCutIntoGraph` telling
+    /// the hook what the build does before it meets the key (the cache hits before the cut, `tellHits`; the destructions).
+    enum TracedCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var cuts: Bool { true }; static var traced: Bool { true }
+    }
+    enum TracedCreatingCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true }
+        static var traced: Bool { true }
+    }
     /// `IntoGraph` for a completion callback's request (`replayAsked`): the graph enters the steps, and keeps what a failed run made.
     enum RequestIntoGraph: RunMode { static var destination: Destination { .graph }; static var requests: Bool { true } }
     /// `RequestIntoGraph` up to a cut (`replayAskedCut`): what the steps before it made kept, as a failed request's.
@@ -1508,9 +1521,16 @@ extension Plan {
             if let hit {
                 run.instances.set(i, hit)
                 B.Mask.set(i, in: claims.kind(0))
-                // Taken cached, the build never asks for the step it would meet: it decides.
+                // Taken cached, the build never asks for the step it would meet there: the plan for the caches now (those
+                // claimed, the others read: the build asks for them past the cut), which the graph runs instead
+                // (`Graph.replayMeeting`: up to where it meets a step further out, if it does).
                 if asker {
-                    into.graph.borrow { $0.dropContainerClaims() }
+                    into.graph.borrow { g in
+                        g.dropContainerClaims()
+                        if failing == nil && !M.requests && !wideMasks {
+                            g.switchesToMixedVariant = claims.load(0).word | cachedNow(in: into.lookup.object, locals.base).bits
+                        }
+                    }
                     return false
                 }
             }
@@ -1518,19 +1538,20 @@ extension Plan {
         // Some cached, others not: the build makes only what the cached ones do not already hold. (A request's plan with a
         // `cachedVariant` found none cached, `Graph.runAsked`: one cached since is the build's, which makes fewer.)
         let cached = claims.load(0).count
-        // Every one cached, with a `cachedVariant`: the graph replays that one instead (`Graph.replay`), as
-        // `runRequest` runs it (not up to a cut, nor a request's: neither switches).
-        if cachedVariant != nil && !M.cuts && !M.requests && cached == containerSteps.count && claims.failed == 0 && deferred == 0 {
+        // Every one cached, with a `cachedVariant`: the graph replays that one instead (`Graph.replay`; up to the same cut
+        // in a cut run's, `Graph.replayMeeting`), as `runRequest` runs it (not a request's: it does not switch).
+        if cachedVariant != nil && !M.requests && cached == containerSteps.count && claims.failed == 0 && deferred == 0 {
             into.graph.borrow { $0.dropContainerClaims(); $0.switchesToCachedVariant = true }
             return false
         }
         guard cached == 0 || (cached == containerSteps.count && !(M.requests && cachedVariant != nil))
                 || claims.failed == 0 && skipUnderCached(claims, locals, endClaims: false) else {
             into.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() }
-            // Every one looked at (none refused, none left to claim late): the plan recorded for that set of cached steps
-            // (`mixedVariant`), which the graph replays instead (`Graph.replay`), as `runRequest` runs it. Not up to a cut,
-            // nor a request's, nor a creating run's (its claims are its own, `Graph.claimWithContainerSteps`).
-            if !M.cuts && !M.requests && !M.creates && mixedVariants != nil && claims.failed == 0 && deferred == 0 && cached < containerSteps.count {
+            // Every one looked at (none refused, none left to claim late; up to a cut, those the build asks for before it):
+            // the plan recorded for that set of cached steps (`mixedVariant`), which the graph replays instead (`Graph.replay`;
+            // up to the same cut, `Graph.replayMeeting`), as `runRequest` runs it. Not a request's, nor a creating run's (its
+            // claims are its own, `Graph.claimWithContainerSteps`).
+            if !M.requests && !M.creates && mixedVariants != nil && claims.failed == 0 && deferred == 0 && cached < containerSteps.count {
                 into.graph.borrow { $0.switchesToMixedVariant = claims.load(0).word }
             }
             return false
