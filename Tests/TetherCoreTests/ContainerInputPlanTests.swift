@@ -2,7 +2,7 @@
 // takes too. A build finding the container step cached makes that step where the step outside asks, an
 // order no skip of the plan's steps gives; the plan's `cachedVariant` (walked with the container steps
 // leaves of the resolving container's cache) runs then. Since branch containerinput also where the plan
-// replays into the graph (completion callbacks, slots made per resolve: `Graph.switchesToCachedVariant`),
+// replays into the graph (completion callbacks, slots made per resolve: `Graph.switchesToVariant`),
 // from a child's component (`record(_:configuration:child:)`), and for a creation plan finding the container
 // steps cached (`needsContainersUncached`, its creating variant). Each runs with plans on and off: the same
 // factory calls, completions, instances and drops in the same order, and no resolve built.

@@ -1,7 +1,7 @@
 // Branch heldpicks (issue 28): the residual `containerHeld` and `creationPicks` shapes, each served by a plan.
 // `containerHeld`: some container steps cached, others not, with a step a cached one asked for taken by one
 // made, in a plan that replays into the graph (completion callbacks, slots made per resolve): the graph replays
-// the plan recorded for that set of cached steps (`Plan.mixedVariant`, `Graph.switchesToMixedVariant`), as a run
+// the plan recorded for that set of cached steps (`Plan.mixedVariant`, `Graph.switchesToVariant`), as a run
 // without a graph does (`Plan.runRequest`). `creationPicks`: the caches another thread changes between each
 // creation plan's pick and its claims, for a thread that must not wait (its claims kept too: `Graph.keepClaims`,
 // `checkBeforeNotWaiting` skipping the cells the graph holds) and in a resolver's request (`claimAsked` keeping

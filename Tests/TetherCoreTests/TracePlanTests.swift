@@ -392,3 +392,43 @@ import Testing
         }
     }
 }
+
+extension TracePlanTests {
+    /// A traced nested resolve meeting a key further out (X's factory resolves the Handler, which asks for X): its plan's
+    /// run up to the cut tells the hook what the build does before it meets X (`TracedCutIntoGraph`,
+    /// `TracedCreatingCutIntoGraph`; before branch cutswitch the cut run told nothing: no factory call, return or
+    /// destruction of Clock). Shape 0: plain; 1: the cached Session asks for X, so the plan with it a leaf meets X where
+    /// the Handler asks (`Plan.variant(forCached:cut:)`); 2: the `cachedVariant` up to the cut; 3: a creating run (S, a
+    /// singleton not cached, made and let go of).
+    @Test(arguments: 0..<4) func aTracedNestedResolveRunUpToACutTellsTheBuildsEvents(shape: Int) throws {
+        let nesting = Box(false), current = Box<Container?>(nil)
+        try expectSameTrace({ fx in
+            try fx.register("Clock")
+            try fx.register("Conn")
+            try fx.register("X", scope: .transient) { _ in
+                guard nesting.value else { return }
+                _ = try? fx.resolve("Handler", in: current.value!)
+            }
+            switch shape {
+            case 0: try fx.register("Handler", [dep("Clock"), dep("X")], scope: .transient)
+            case 1:
+                try fx.register("Session", [dep("X")], scope: .container)
+                try fx.register("Handler", [dep("Session"), dep("Clock"), dep("X")], scope: .transient)
+            case 2:
+                try fx.register("Session", [dep("Conn")], scope: .container)
+                try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn"), dep("X")], scope: .transient)
+            default:
+                try fx.register("S", scope: .singleton)
+                try fx.register("Session", [dep("Conn")], scope: .container)
+                try fx.register("Handler", [dep("S"), dep("Clock"), dep("X")], scope: .transient)
+            }
+        }, tracing: { fx in let c = try fx.child(); current.value = c; return c }) { fx, child, log in
+            nesting.value = false
+            if shape != 0 { Self.once(child, "Session", log) }
+            if shape != 3 { Self.once(child, "Handler", log) }
+            nesting.value = true
+            for _ in 0..<2 { Self.once(child, "X", log) }
+            nesting.value = false
+        }
+    }
+}

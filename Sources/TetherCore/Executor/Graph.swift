@@ -424,7 +424,15 @@ final class Graph {
                             progress.pointee.decline = .cycle
                             break
                         }
-                        try replayMeeting(replayed, met, registration, from: container, arguments: arguments)
+                        // Its claims found container steps cached: the variant for them, met again (bounded as the picks).
+                        if let variant = try replayMeeting(replayed, met, registration, from: container, arguments: arguments) {
+                            if picks < Self.maxCreationPicks {
+                                picks += 1
+                                plan = variant
+                                continue
+                            }
+                            progress.pointee.decline = .containerHeld
+                        }
                     } else {
                         built = try replay(replayed, registration, from: container, arguments: arguments)
                     }
@@ -547,26 +555,34 @@ final class Graph {
     }
 
     /// After `plan`'s run or claims declined for the container steps they found cached (`switchesToVariant`:
-    /// `Plan.claimContainerSteps`, `claimWithContainerSteps`): the plan `variant(_:for:)` picks for that set replayed
-    /// instead (every one cached, the `cachedVariant`; some, the `mixedVariant` for that set, a creating run's a
+    /// `Plan.claimContainerSteps`, `claimWithContainerSteps`): the plan `variant(_:forCached:)` picks for that set
+    /// replayed instead (every one cached, the `cachedVariant`; some, the `mixedVariant` for that set, a creating run's a
     /// creating one, its claims redone), the build's order then, as `Plan.runRequest` runs it; else nil (declined).
     private func switchedToVariant(_ plan: Borrowed<Plan>, _ registration: Registration, from container: Container,
                                    arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Int? {
-        guard let cached = switchesToVariant, cached.count > 0 else { return nil }
-        switchesToVariant = nil
-        guard let variant = variant(plan, forCached: cached, in: container, progress) else { return nil }
-        progress.pointee.decline = nil  // not declined after all
+        guard let variant = switchedVariant(plan, from: container) else { return nil }
         return try replay(variant, registration, from: container, arguments: arguments)
     }
 
+    /// The variant of `plan` its claims or run switched to (`switchesToVariant`: read and cleared), not declined after
+    /// all; nil: none (declined). `cut`: a run up to a cut switched (`replayMeeting`; its met step's asker among them).
+    private func switchedVariant(_ plan: Borrowed<Plan>, from container: Container, cut: Bool = false) -> Borrowed<Plan>? {
+        guard let cached = switchesToVariant, cached.count > 0 else { return nil }
+        switchesToVariant = nil
+        guard let variant = variant(plan, forCached: cached, cut: cut, in: container, progress) else { return nil }
+        progress.pointee.decline = nil  // not declined after all
+        return variant
+    }
+
     /// The plan `Plan.variant(forCached:)` picks of `plan` for the container steps `cached` (those its claims found
-    /// cached, `switchesToVariant`; a request's, read from the caches); one kept by no plan (`Plan.keptByNone`: past
-    /// `Plan.maxMixedVariants`) held by the thread till the resolve (or the request's run) ends (`ThreadState.oneShotPlans`,
-    /// as `Registration.oneShotPlan`'s). Nil: none (a walk that does not fit). Out of line: a cache state met once per child.
+    /// cached, `switchesToVariant`; a request's, read from the caches; `cut`: a cut run's); one kept by no plan
+    /// (`Plan.keptByNone`: past `Plan.maxMixedVariants`) held by the thread till the resolve (or the request's run) ends
+    /// (`ThreadState.oneShotPlans`, as `Registration.oneShotPlan`'s). Nil: none (a walk that does not fit). Out of line:
+    /// a cache state met once per child.
     @inline(never)
-    private func variant(_ plan: Borrowed<Plan>, forCached cached: (bits: UInt, count: Int), in container: Container,
+    private func variant(_ plan: Borrowed<Plan>, forCached cached: (bits: UInt, count: Int), cut: Bool = false, in container: Container,
                          _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
-        guard let variant = plan.borrow({ $0.variant(forCached: cached.bits, count: cached.count, from: container, progress.pointee.locals) })
+        guard let variant = plan.borrow({ $0.variant(forCached: cached.bits, count: cached.count, cut: cut, from: container, progress.pointee.locals) })
         else { return nil }
         if variant.keptByNone { Borrowed<ThreadState>(opaque: thread).borrow { $0.oneShotPlans.append(variant) } }
         return Borrowed(variant)
@@ -601,16 +617,20 @@ final class Graph {
 
     /// Replays `plan` up to where a build asks for `met`'s step, which this thread constructs further out
     /// (`Plan.meeting`): the steps before it, let go of, then the build's error (`Reentry.reentered`,
-    /// this graph's part of the path the frames the build has open then). Returns when the plan declined.
+    /// this graph's part of the path the frames the build has open then). Returns when the plan declined: the
+    /// variant its claims switched to for the container steps they found cached (`switchedVariant`, as `replay`'s),
+    /// which `run` runs instead (up to where it meets that step, if it does: not where its asker was found cached).
     private func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
-                               _ root: Registration, from container: Container, arguments: UnsafeBufferPointer<Argument>) throws(TetherError) {
+                               _ root: Registration, from container: Container,
+                               arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Borrowed<Plan>? {
         // Creation steps asked for before it: their cells claimed first, as the build's first claim does (with container
         // steps, those the build asks for before the cut, `claimWithContainerSteps`).
         cutClaims = (met.cut, met.step)
         defer { cutClaims = nil }
+        switchesToVariant = nil  // (set by this plan's claims or run only)
         if met.claims, try !claimCreations(plan, root: root, from: container, meeting: true) {
             try replayPastFailure(plan, from: container, arguments: arguments)
-            return
+            return switchedVariant(plan, from: container, cut: true)
         }
         // Else, as before a build: a resolve that must not wait or acts for a token checks first.
         if !met.claims { try checkBeforeNotWaiting(root, from: container) }
@@ -621,7 +641,7 @@ final class Graph {
         alive.removeAll()  // its words, empty: the run let go of what it made (`Plan.cutReached`)
         guard progress.pointee.cut == -1 else {
             if met.claims { releaseCells() }
-            return
+            return switchedVariant(plan, from: container, cut: true)
         }
         cutOpen = plan.borrow { $0.opened(before: met.step, progress.pointee.locals) }
         defer { cutOpen = [] }

@@ -348,8 +348,11 @@ extension Plan {
                    _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                    lookup: Container, cut: Int, met: Int, creates: Bool) -> Result<Bool, TetherError> {
         (progress.pointee.cut, progress.pointee.met) = (cut, met)
+        if graph.tracer != nil {
+            if creates { return replay(TracedCreatingCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
+            return replay(TracedCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
+        }
         if creates { return replay(CreatingCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
-        if graph.tracer != nil { return replay(TracedCutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup) }
         return replay(CutIntoGraph.self, into: graph, made, specs, progress, arguments, lookup: lookup)
     }
 
@@ -655,12 +658,17 @@ extension Plan {
     }
     /// `IntoGraph` up to a cut (`PlanProgress.cut`: `replayCut`): the made steps before it only, then what they made let go of.
     enum CutIntoGraph: RunMode { static var destination: Destination { .graph }; static var cuts: Bool { true } }
-    /// `CutIntoGraph` telling the hook (`Graph.tracer`): the build's events up to the cut, those it makes let go of.
+    /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
+    enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
+    /// The traced cut modes (`replayCut` while the graph tells a trace hook): `CutIntoGraph`, `CreatingCutIntoGraph` telling
+    /// the hook what the build does before it meets the key (the cache hits before the cut, `tellHits`; the destructions).
     enum TracedCutIntoGraph: RunMode {
         static var destination: Destination { .graph }; static var cuts: Bool { true }; static var traced: Bool { true }
     }
-    /// `CutIntoGraph` of a creation plan whose cells the graph claimed (`CreatingIntoGraph`).
-    enum CreatingCutIntoGraph: RunMode { static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true } }
+    enum TracedCreatingCutIntoGraph: RunMode {
+        static var destination: Destination { .graph }; static var creates: Bool { true }; static var cuts: Bool { true }
+        static var traced: Bool { true }
+    }
     /// `IntoGraph` for a completion callback's request (`replayAsked`): the graph enters the steps, and keeps what a failed run made.
     enum RequestIntoGraph: RunMode { static var destination: Destination { .graph }; static var requests: Bool { true } }
     /// `RequestIntoGraph` up to a cut (`replayAskedCut`): what the steps before it made kept, as a failed request's.
@@ -1540,9 +1548,17 @@ extension Plan {
             if let hit {
                 run.instances.set(i, hit)
                 B.Mask.set(i, in: claims.kind(0))
-                // Taken cached, the build never asks for the step it would meet: it decides.
+                // Taken cached, the build never asks for the step it would meet there: the plan for the caches now (those
+                // claimed, the others read: the build asks for them past the cut), which the graph runs instead
+                // (`Graph.replayMeeting`: up to where it meets a step further out, if it does).
                 if asker {
-                    into.graph.borrow { $0.dropContainerClaims() }
+                    into.graph.borrow { g in
+                        g.dropContainerClaims()
+                        if failing == nil && !M.requests && !M.creates && !wideMasks {
+                            let bits = claims.load(0).word | cachedNow(in: into.lookup.object, locals.base).bits
+                            g.switchesToVariant = (bits, bits.nonzeroBitCount)
+                        }
+                    }
                     return false
                 }
             }
@@ -1550,12 +1566,13 @@ extension Plan {
         // Some cached, others not: the build makes only what the cached ones do not already hold. (A request's plan with a
         // `cachedVariant` found none cached, `Graph.runAsked`: one cached since is the build's, which makes fewer.)
         let cached = claims.load(0).count
-        // Every one looked at (none refused, none left to claim late, none skipped), in a state this plan does not run
-        // in: the plan `variant(forCached:)` picks for the set found cached, which the graph replays instead
-        // (`Graph.switchesToVariant`: `replay`, a request's `runAsked`), as `runRequest` runs it. Every one cached,
-        // with a `cachedVariant`: that one; some, which no skip gives the build's order: the `mixedVariant` for that
-        // set (a creating run's a creating one, its claims redone). Not up to a cut.
-        let switches = !M.cuts && claims.failed == 0 && deferred.isEmpty && unlooked == 0
+        // Every one looked at (none refused, none left to claim late, none skipped; up to a cut, those the build asks for
+        // before it), in a state this plan does not run in: the plan `variant(forCached:)` picks for the set found cached,
+        // which the graph replays instead (`Graph.switchesToVariant`: `replay`, up to the same cut in a cut run's,
+        // `Graph.replayMeeting`; a request's `runAsked`), as `runRequest` runs it. Every one cached, with a
+        // `cachedVariant`: that one; some, which no skip gives the build's order: the `mixedVariant` for that set (a
+        // creating run's a creating one, its claims redone). Not a creating or request run up to a cut.
+        let switches = claims.failed == 0 && deferred.isEmpty && unlooked == 0 && !(M.cuts && (M.creates || M.requests))
         if switches && cachedVariant != nil && cached == containerSteps.count {
             into.graph.borrow { $0.dropContainerClaims(); $0.switchesToVariant = (claims.load(0).word, cached) }
             return false

@@ -494,17 +494,19 @@ final class Plan: @unchecked Sendable {
     ///   `Failing.variants` plan, recorded on its first pick (`failingVariant`, walked from `container` for a child's
     ///   plan; the build takes that frame's key cached and never meets the error; picked again for its own frames,
     ///   `pickedForCaches`).
-    /// - Container steps (bit i: step i), every one: the `cachedVariant` (nil: none, this plan skips under them).
+    /// - Container steps (bit i: step i), every one: the `cachedVariant` (nil: none, this plan skips under them; for a
+    ///   run up to a cut whose met step's asker is among them, `cut`, the `mixedVariant` of them all: the plan with them
+    ///   leaves, which does not meet that step there, `Graph.replayMeeting`).
     /// - Some, not the others: the `mixedVariant` for that set (nil: none fits), past `maxMixedVariants` sets one
     ///   recorded for the run and kept by no plan (`keptByNone`: the caller holds it till the run ends).
     /// `count`: how many are cached, where `cached` cannot say (a container step past the 64th step: a wide plan,
     /// which keeps no mixed variants, `wideMasks`).
-    func variant(forCached cached: UInt, count: Int? = nil, from container: Container,
+    func variant(forCached cached: UInt, count: Int? = nil, cut: Bool = false, from container: Container,
                  _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Plan? {
         let count = count ?? cached.nonzeroBitCount
         if count == 0 { return self }
         if let failing { return failing.variants == nil ? self : failingVariant(cached.trailingZeroBitCount, container, locals).object }
-        if count == containerSteps.count { return cachedVariant }
+        if count == containerSteps.count { return cachedVariant ?? (cut ? mixedVariant(cached) : nil) }
         return mixedVariant(cached)
     }
 

@@ -1,0 +1,134 @@
+// Branch cutswitch (issue 28): a run up to a cut (a nested resolve's plan meeting a key this thread constructs
+// further out: `Graph.replayMeeting`, `Plan.replayCut`) finding container steps cached switches to the plan for
+// them, as a run that is not cut does (`Plan.variant(forCached:)`, the one picker): the `cachedVariant` when every
+// container step is cached, the `mixedVariant` for the set when some are, and where the asker of the step it meets
+// is cached (the build never meets it there) the plan with them leaves, run up to where it meets that key, if it
+// does. Before: `containerHeld` (some cached, or the asker), and a plan with a `cachedVariant` finding every one
+// cached ran itself, making a step the Session asked for first where the Session asks, not where the build does.
+// Each shape runs with plans on and off: the same factory calls and drops in the same order, no resolve built.
+import Testing
+@testable import TetherCore
+
+@Suite struct CutSwitchPlanTests {
+    /// Twice: a child resolves `Handler` twice (the plans recorded), then a new child resolves `pre` and `X` twice,
+    /// X's factory resolving `Handler` in that child (nested: it meets X, constructed further out), noting the tree
+    /// or the error, and whether the nested Handler's first input is the `pre` Session (`session true`).
+    private func serve(pre: [String], _ setUp: (Fixture, _ xBody: @escaping (Obj) throws -> Void) throws -> Void) throws
+        -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
+        try bothPaths { fx -> [String] in
+            let nesting = Box(false), messages = Box<[String]>([]), current = Box<Container?>(nil), session = Box<UnsafeMutableRawPointer?>(nil)
+            try setUp(fx) { _ in
+                guard nesting.value else { return }
+                do {
+                    let h = try fx.resolve("Handler", in: current.value!)
+                    withExtendedLifetime(h) {
+                        messages.value.append("nested " + Obj.of(h).tree())
+                        messages.value.append("session \(Obj.of(h).depPointer(0) == session.value)")
+                    }
+                } catch let e as TetherError { messages.value.append("\(e.code): \(e.message)") }
+            }
+            for _ in 0..<2 {
+                let warm = try fx.child()
+                current.value = warm
+                for _ in 0..<2 {
+                    let h = try fx.resolve("Handler", in: warm)
+                    withExtendedLifetime(h) { messages.value.append(Obj.of(h).tree()) }
+                }
+                _ = try warm.close()
+                let child = try fx.child()
+                current.value = child
+                for key in pre {
+                    let instance = try fx.resolve(key, in: child)
+                    if key == "Session" { session.value = instance.pointer }
+                }
+                fx.tracker.note("nesting")
+                nesting.value = true
+                for _ in 0..<2 { _ = try fx.resolve("X", in: child) }
+                nesting.value = false
+                _ = try child.close()
+                fx.tracker.note("closed")
+            }
+            return messages.value
+        }
+    }
+
+    /// The factory calls from the first "nesting" to the next "closed" (the two resolves of X).
+    private func nestedMakes(_ log: [String]) throws -> [String] {
+        let from = try #require(log.firstIndex(of: "nesting")), to = try #require(log.firstIndex(of: "closed"))
+        return log[from..<to].filter { $0.hasPrefix("make ") }
+    }
+
+    /// Served as built, every resolve a plan's; `makes`: the factory calls of the first child's two resolves of X;
+    /// `nested`: the nested Handler made (else the cycle reported).
+    private func expectServed(_ run: (logs: [[String]], seen: [[String]], counts: [String: Int]), makes: [String], nested: Bool,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws {
+        // (Per child pair: two Handlers, `pre`, two Xs, two nested Handlers; none built.)
+        #expect(run.counts.keys.sorted() == ["resolves"], "\(run.counts)", sourceLocation: sourceLocation)
+        #expect(run.logs[0] == run.logs[1], "\(run.logs[0]) vs \(run.logs[1])", sourceLocation: sourceLocation)
+        #expect(run.seen[0] == run.seen[1], sourceLocation: sourceLocation)
+        let made = try nestedMakes(run.logs[0])
+        #expect(made == makes, "\(made)", sourceLocation: sourceLocation)
+        let outcomes = run.seen[0].filter { $0.hasPrefix("nested") || $0.hasPrefix("cycle") }
+        #expect(outcomes.count == 4, "\(run.seen[0])", sourceLocation: sourceLocation)
+        if nested {
+            #expect(outcomes.allSatisfy { $0.hasPrefix("nested Handler(") }, "\(outcomes)", sourceLocation: sourceLocation)
+            #expect(run.seen[0].filter { $0.hasPrefix("session") } == Array(repeating: "session true", count: 4), sourceLocation: sourceLocation)
+        } else {
+            #expect(outcomes.allSatisfy { $0.contains("\"X\" -> \"Handler\" -> \"X\"") }, "\(outcomes)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Conn (graph-scoped) asked for first by the cached Session and taken by the Handler too: the Handler's plan has a
+    /// `cachedVariant`. The cut run finds every container step cached and runs that variant up to X: Clock, then Conn
+    /// where the Handler asks (before: the plan itself, Conn first, an order the build never has; no decline counted).
+    /// `late`: a CONTAINER-scoped Late asked for after X, never looked at: the `mixedVariant` of the Session
+    /// (`containerHeld` before).
+    @Test(arguments: [false, true]) func aCutRunFindingTheContainerStepsCachedRunsTheCachedVariantUpToTheCut(late: Bool) throws {
+        let run = try serve(pre: ["Session"]) { fx, x in
+            try fx.register("Conn")
+            try fx.register("Clock")
+            try fx.register("Late", scope: .container)
+            try fx.register("X", scope: .transient, body: x)
+            try fx.register("Session", [dep("Conn")], scope: .container)
+            try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn"), dep("X")] + (late ? [dep("Late")] : []), scope: .transient)
+        }
+        try expectServed(run, makes: Array(repeating: ["make Clock", "make Conn", "make X"], count: 2).flatMap { $0 }, nested: false)
+    }
+
+    /// Some container steps the cut run asks for cached (the Session), others not (Late, over Conn the Session asked for
+    /// first): the `mixedVariant` for that set, run up to X: Clock, Conn, Late, then let go of (`containerHeld` before).
+    @Test func aCutRunFindingSomeContainerStepsCachedRunsTheMixedVariantUpToTheCut() throws {
+        let run = try serve(pre: ["Session"]) { fx, x in
+            try fx.register("Conn")
+            try fx.register("Clock")
+            try fx.register("X", scope: .transient, body: x)
+            try fx.register("Session", [dep("Conn")], scope: .container)
+            try fx.register("Late", [dep("Conn")], scope: .container)
+            try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Late"), dep("X")], scope: .transient)
+        }
+        try expectServed(run, makes: Array(repeating: ["make Clock", "make Conn", "make Late", "make X"], count: 2).flatMap { $0 }, nested: false)
+    }
+
+    /// The Session, which asks for X, cached: the build takes it and never meets X (`containerHeld` before). The plan
+    /// with the cached container steps leaves (`variant(forCached:cut:)`; every one cached and no `cachedVariant`: the
+    /// `mixedVariant` of them all) does not meet X: replayed whole, the nested Handler made over the cached Session.
+    /// Shape 1: X asked for by the Handler too, after Clock: the variant meets it there (a cut run of the variant).
+    /// Shape 2: Conn asked for under the Session and by the Handler (a `cachedVariant`). Shapes 3, 4: a CONTAINER-scoped
+    /// Late after Clock, not cached (the `mixedVariant` of the Session, Late made and cached) or cached (`pre`).
+    @Test(arguments: 0..<5) func aCutRunWhoseAskerIsCachedRunsThePlanWithItALeaf(shape: Int) throws {
+        let run = try serve(pre: shape == 4 ? ["Session", "Late"] : ["Session"]) { fx, x in
+            try fx.register("Conn")
+            try fx.register("Clock")
+            try fx.register("Late", scope: .container)
+            try fx.register("X", scope: .transient, body: x)
+            try fx.register("Session", [dep("X")] + (shape == 2 ? [dep("Conn")] : []), scope: .container)
+            let tail: [[Param]] = [[], [dep("X")], [dep("Conn")], [dep("Late")], [dep("Late")]]
+            try fx.register("Handler", [dep("Session"), dep("Clock")] + tail[shape], scope: .transient)
+        }
+        let first: [[String]] = [["make Clock", "make Handler"], ["make Clock"], ["make Clock", "make Conn", "make Handler"],
+                                 ["make Clock", "make Late", "make Handler"], ["make Clock", "make Handler"]]
+        // (Shape 3: Late cached by the first nested Handler, taken by the second.)
+        let second = shape == 3 ? ["make Clock", "make Handler"] : first[shape]
+        try expectServed(run, makes: first[shape] + ["make X"] + second + ["make X"], nested: shape != 1)
+    }
+}
