@@ -2579,7 +2579,12 @@ final class Graph {
 
     private func publish() {
         if !pendingShared.isEmpty {
-            for (registration, instance, container) in pendingShared {
+            let unwrapped = unwrappedLayers()
+            for (n, (registration, instance, container)) in pendingShared.enumerated() {
+                if !unwrapped.isEmpty && unwrapped.contains(n) {
+                    if instance.spec.scope.isKeptWeakly { registration.borrow { $0.forgetPublished(at: instance.pointer) } }
+                    continue
+                }
                 registration.borrow { r in
                     if let container {
                         container.borrow { SharedCache.publish(r, instance, in: $0, builtSince: builtSince) }
@@ -2595,6 +2600,22 @@ final class Graph {
             revivedShared.removeAll()
         }
         releaseCells()
+    }
+
+    /// The pended decorator layers (`movedFrom`: `K (before decorator n)`) that no instance published after them
+    /// holds by a strong edge (the layer above failed, under a request the resolve survived: a completion callback's
+    /// get, a RESOLVER slot's), by index: they go with the graph, published under no key, and so do the layers below
+    /// them: a decorated key caches its decorated result, never an undecorated original alone (README "Decorators").
+    private func unwrappedLayers() -> [Int] {
+        var skipped: [Int] = []
+        for n in pendingShared.indices.reversed() where pendingShared[n].0.borrow({ $0.movedFrom != nil }) {
+            let layer = pendingShared[n].1
+            let held = EdgeLock.withLock {
+                pendingShared.indices[(n + 1)...].contains { m in !skipped.contains(m) && !pendingShared[m].1.forEachStrongEdge { $0 !== layer } }
+            }
+            if !held { skipped.append(n) }
+        }
+        return skipped
     }
 
     /// A failed resolve publishes nothing: the shared instances it pended let go of (their references
