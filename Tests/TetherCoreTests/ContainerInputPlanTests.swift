@@ -149,6 +149,24 @@ import Testing
 }
 
 @Suite struct ChildCreatingContainerInputTests {
+    /// Two children, each with its own Req, resolving Handler twice (`first`: run in each child before), the root's
+    /// singletons reset between them: the Handlers' trees.
+    private func handlersInTwoChildren(_ fx: Fixture, first: (Container) throws -> Void = { _ in }) throws -> [String] {
+        var seen: [String] = []
+        for round in 0..<2 {
+            let child = try fx.child()
+            try fx.register("Req", in: child)
+            try first(child)
+            for _ in 0..<2 {
+                let h = try fx.resolve("Handler", in: child)
+                withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
+            }
+            _ = try child.close()
+            if round == 0 { fx.container.reset(.singleton) }
+        }
+        return seen
+    }
+
     /// A child with a registration of its own (Req) resolving Handler over the owner's singleton S, which takes
     /// the CONTAINER-scoped R and the graph-scoped G that R asks for first: S's creation plan from the child.
     /// `pre`: R resolved first from the root (its container step cached there) or not.
@@ -159,18 +177,7 @@ import Testing
             try fx.register("S", [dep("R"), dep("G")], scope: .singleton)
             try fx.register("Handler", [dep("S"), dep("Req")], scope: .transient)
             if pre { _ = try fx.resolve("R") }
-            var seen: [String] = []
-            for round in 0..<2 {
-                let child = try fx.child()
-                try fx.register("Req", in: child)
-                for _ in 0..<2 {
-                    let h = try fx.resolve("Handler", in: child)
-                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
-                }
-                _ = try child.close()
-                if round == 0 { fx.container.reset(.singleton) }
-            }
-            return seen
+            return try handlersInTwoChildren(fx)
         }
         #expect(run.counts == ["resolves": pre ? 5 : 4], "\(pre): \(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
@@ -193,19 +200,7 @@ extension ChildCreatingContainerInputTests {
             try fx.register("Session", [dep("Conn")], scope: .container)
             try fx.register("Db", scope: scope)
             try fx.register("Handler", [dep("Session"), dep("Conn"), dep("Db"), dep("Req")])
-            var seen: [String] = []
-            for round in 0..<2 {
-                let child = try fx.child()
-                try fx.register("Req", in: child)
-                if pre { _ = try fx.resolve("Session", in: child) }
-                for _ in 0..<2 {
-                    let h = try fx.resolve("Handler", in: child)
-                    withExtendedLifetime(h) { seen.append(Obj.of(h).tree()) }
-                }
-                _ = try child.close()
-                if round == 0 { fx.container.reset(.singleton) }
-            }
-            return seen
+            return try handlersInTwoChildren(fx) { child in if pre { _ = try fx.resolve("Session", in: child) } }
         }
         #expect(run.counts == ["resolves": pre ? 6 : 4], "\(scope) \(pre): \(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
