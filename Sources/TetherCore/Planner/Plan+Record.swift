@@ -1,0 +1,244 @@
+import Synchronization
+
+// Recording a plan: a key's plan, its cachedVariant and mixed variants, a creating plan.
+
+extension Plan {
+    /// Records the plan for `root` resolved from its own container; throws why
+    /// its graph is not plain (`Graph` resolves it, and reports what is wrong).
+    /// `creating`: against the caches' state, in one walk: the warm plan when every shared key
+    /// is cached, else the creation plan (`recordCreating`, `createsShared`) when it covers that
+    /// state, else (walked again) the warm plan.
+    /// `leaves`: container-scoped registrations taken from the resolving container's cache, not walked into (a
+    /// failing plan's variant, `Failing.variants`).
+    static func record(_ root: Registration, configuration: UInt, creating: Bool = false,
+                       leaves: Leaves = Leaves()) throws(Decline) -> Plan {
+        // A container-scoped root not cached in the resolving container is a container step: its run claims,
+        // makes and publishes it there (`takeContainer`), or takes the one another resolve published meanwhile.
+        // A singleton or weak root is a creation step when no cache holds it, else (the warm plan) a shared
+        // step taken from its cache: a resolve that missed it and found it published meanwhile (another
+        // thread's, or a resolve nested under this one's claim) takes it there, as the build would.
+        // A declared value root is a value step (the resolving container's value; none: the build's error).
+        let recorder = Recorder(lookup: root.container, allowsArguments: true)
+        recorder.makesContainer = true
+        recorder.createsUncached = creating
+        recorder.recordsSlots = true
+        recorder.leafContainers = leaves.ids
+        guard recorder.visit(Borrowed(root)) != nil else {
+            if recorder.declinedCreating { return try record(root, configuration: configuration, leaves: leaves) }
+            if recorder.decline == .containerInput {
+                if creating, let plan = recordCreatingUnmarked(root, configuration: configuration, leaves: leaves) { return plan }
+                return try recordWithCachedVariant(root, configuration: configuration, leaves: leaves)
+            }
+            guard let met = recorder.failing() else { throw recorder.decline }
+            // A creating replay into the graph passes no request: over container or value steps, creation
+            // records the warm plan. Completion callbacks and slots made per resolve over them replay it
+            // into the graph with the request (`Plan.replayRequest`), as a plan that succeeds.
+            if recorder.readsRequest && recorder.steps.contains(where: { $0.creates }) {
+                return try record(root, configuration: configuration, leaves: leaves)
+            }
+            // Under container-scoped frames: the plans of the builds that take one of them cached, on first need.
+            let failing = withVariants(met, root, creating: creating, leaves: leaves)
+            // Slots made per resolve before the failure: made as the build's (`finishSlots`).
+            try recorder.finishSlots()
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                        slots: recorder.slots, failing: failing)
+        }
+        let creates = recorder.steps.contains { $0.creates }
+        // Over container or value steps too: the graph claims the creation and container cells in the
+        // build's order (`Graph.claimWithContainerSteps`) and the run reads the request (`Plan.replayRequest`).
+        try recorder.finishSlots()
+        // (A shared root's object is answered from its cache before any plan: `Container.resolve(_:as:)`.)
+        let objects = creates || recorder.steps.last?.isShared == true ? nil : recorder.objects()
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: objects, slots: recorder.slots)
+    }
+
+    /// `record` of a graph whose container steps' inputs include a made step that a step outside them
+    /// takes too (`containerInput`): a build finding the container steps cached makes that step where the
+    /// outside one asks, an order no skip of the plan's steps gives. So two plans: the container steps
+    /// made (none skipped), and its `cachedVariant`, walked again with them as leaves taken from the
+    /// resolving container's cache, which a run finding them all cached runs instead (`runRequest`).
+    /// With completion callbacks or slots made per resolve both replay into the graph, which switches to the
+    /// variant as `runRequest` does (`Graph.switchesToVariant`, set by `claimContainerSteps`). Throws
+    /// `containerInput` for a container step claimed late (a RESOLVER slot's get may build it: the claims
+    /// cannot tell at once whether every container step is cached).
+    /// `child`: a child's plan (`record(_:configuration:child:)`), both over its component. `leaves`: as `record`'s.
+    static func recordWithCachedVariant(_ root: Registration, configuration: UInt, child: Container? = nil,
+                                                leaves: Leaves = Leaves()) throws(Decline) -> Plan {
+        guard !root.spec.scope.isPerResolvingContainer else { throw .containerInput }
+        let made = try child.map { c throws(Decline) in try childRecorder(root, c) } ?? Recorder(lookup: root.container, allowsArguments: true)
+        (made.makesContainer, made.recordsSlots, made.marksUnderContainer) = (true, true, false)
+        (made.leafContainers, made.leafSlots) = (leaves.ids, leaves.slots)
+        // (A failing walk: its steps under a container step taken outside too, `visit`; not a plan's.)
+        guard made.visit(Borrowed(root)) != nil else { throw made.decline == .metFailure ? .containerInput : made.decline }
+        let cached: Recorder
+        if let child {
+            cached = try childRecorder(root, child, allowsValues: true)
+            cached.containerLeaves = true
+            guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
+        } else {
+            cached = try walkEveryContainerCached(root)
+        }
+        try made.finishSlots()
+        try cached.finishSlots()
+        guard !made.steps.contains(where: { $0.claimsLate }) else { throw .containerInput }
+        let (component, params) = child == nil ? ([], []) : componentShape(of: made, cached)
+        let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil,
+                           component: component, componentParams: params, slots: cached.slots)
+        let plan = Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil,
+                        component: component, componentParams: params, slots: made.slots, cachedVariant: variant)
+        // (A variant replaying into the graph while the plan runs alone: never, its steps a subset of the plan's.)
+        guard plan.needsGraph || !variant.needsGraph else { throw .containerInput }
+        return plan
+    }
+
+    /// The plan for a run of this one that found the container steps of `cached` (a bit each) cached in the resolving
+    /// container and the others not, where skipping what the cached ones asked for cannot give the build's order
+    /// (`skipUnderCached`): recorded once per such set (at most `maxMixedVariants`), walked again with those as
+    /// leaves taken from the resolving container's cache (`Recorder.leafContainers`) and the others made, the
+    /// order the build makes them in then (a step those asked for that a made step takes is made where it asks).
+    /// Nil: none (past the bound; a walk that declines, or marks none under the container steps it makes; a
+    /// configuration changed since this plan was recorded). A plan that `needsGraph` (completion callbacks, slots
+    /// made per resolve) has variants that do too, replayed into the graph (`Graph.switchesToVariant`). Picked
+    /// by `variant(forCached:)`.
+    func mixedVariant(_ cached: UInt) -> Plan? {
+        guard let mixedVariants else { return nil }
+        let found = mixedVariants.plans.withLock { plans -> (known: Bool, plan: Plan?) in
+            if let known = plans.first(where: { $0.cached == cached }) { return (true, known.plan) }
+            guard plans.count < Plan.maxMixedVariants else { return (false, nil) }
+            let plan = recordMixed(cached)
+            // (A creating walk that found the caches changed since this plan's pick: not kept, `sameCreations`.)
+            if let plan, createsShared && !sameCreations(as: plan) { return (false, plan) }
+            plans.append((cached, plan))
+            return (true, plan)
+        }
+        if found.known { return found.plan }
+        // Past the bound (or walked in another state): recorded for this run, kept by no plan.
+        guard let plan = found.plan ?? recordMixed(cached) else { return nil }
+        plan.keptByNone = true
+        return plan
+    }
+
+    /// The `mixedVariants` recorded so far (tests).
+    var mixedVariantCount: Int { mixedVariants?.plans.withLock { $0.count { $0.plan != nil } } ?? 0 }
+
+    /// `mixedVariant`'s walk: as `record`'s, the container steps of `cached` leaves. A run of it finding one of the
+    /// container steps it makes cached skips what that one asked for (`Step.underContainer`, as every plan that
+    /// marks them), or declines. Where a made step one of those asks for first is taken outside too
+    /// (`containerInput`), as `recordWithCachedVariant`: every step made (none marked), and for a run finding them
+    /// all cached the plan with every container step a leaf (this plan's `cachedVariant`, the same state).
+    /// A creation plan's (`createsShared`): a creating walk (`Recorder.createsUncached`, the caches' state now), its
+    /// run's claims redone (`Graph.claimCreations`); the one with every step made as `recordCreatingUnmarked`'s
+    /// (`needsContainersUncached`).
+    private func recordMixed(_ cached: UInt) -> Plan? {
+        let root = steps[steps.count - 1].registration.object
+        guard cached & 1 << UInt(steps.count - 1) == 0, root.container.configuration == configuration else { return nil }
+        let leaves = Set(containerSteps.filter { cached & 1 << UInt($0) != 0 }.map { ObjectIdentifier(steps[$0].registration.object) })
+        let creating = createsShared
+        // Run as this plan: without a graph (no slots made per resolve, no completion callbacks), or replayed into it
+        // (`needsGraph`: `Graph.switchesToVariant`; its slots finished as `record`'s). Creation steps: a creation plan's only.
+        let fits = { [needsGraph] (recorder: Recorder) -> Bool in
+            guard creating || !recorder.steps.contains(where: { $0.creates }) else { return false }
+            guard needsGraph else { return recorder.slots.isEmpty && !recorder.steps.contains { $0.completes } }
+            return (try? recorder.finishSlots()) != nil && !recorder.steps.contains { $0.claimsLate }
+        }
+        let marked = Recorder(lookup: root.container, allowsArguments: true)
+        (marked.makesContainer, marked.recordsSlots, marked.leafContainers, marked.createsUncached) = (true, true, leaves, creating)
+        if marked.visit(Borrowed(root)) != nil {
+            return fits(marked) ? Plan(steps: marked.steps, inputs: marked.inputs, configuration: configuration, objects: nil, slots: marked.slots) : nil
+        }
+        guard marked.decline == .containerInput else { return nil }
+        let made = Recorder(lookup: root.container, allowsArguments: true)
+        (made.makesContainer, made.recordsSlots, made.marksUnderContainer, made.leafContainers) = (true, true, false, leaves)
+        made.createsUncached = creating
+        guard made.visit(Borrowed(root)) != nil, fits(made) else { return nil }
+        var allCached = cachedVariant
+        if allCached == nil {
+            guard let walk = try? Plan.walkEveryContainerCached(root, creating: creating), fits(walk) else { return nil }
+            allCached = Plan(steps: walk.steps, inputs: walk.inputs, configuration: configuration, objects: nil, slots: walk.slots)
+        }
+        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, slots: made.slots,
+                    cachedVariant: allCached, needsContainersUncached: creating)
+    }
+
+    /// Whether `variant`, a creating `mixedVariant` just walked, was walked in this creation plan's state of the caches:
+    /// each shared registration both name a creation step in both or in neither (another thread published one, or let
+    /// its last go, between this plan's pick and the walk: the variant serves that run only, `keptByNone`).
+    private func sameCreations(as variant: Plan) -> Bool {
+        let created = Set(creations.map { ObjectIdentifier(steps[$0.step].registration.object) })
+        let named = Set(steps.indices.filter { steps[$0].isShared || steps[$0].creates }.map { ObjectIdentifier(steps[$0].registration.object) })
+        return variant.steps.allSatisfy { step in
+            let id = ObjectIdentifier(step.registration.object)
+            return !(step.isShared || step.creates) || !named.contains(id) || step.creates == created.contains(id)
+        }
+    }
+
+    /// `root`'s walk with every container-scoped registration a leaf taken from the resolving container's cache
+    /// (`Recorder.containerLeaves`): a `cachedVariant`'s, the build's order when it finds them all cached.
+    /// `creating`: a creation plan's (`Recorder.createsUncached`).
+    private static func walkEveryContainerCached(_ root: Registration, creating: Bool = false) throws(Decline) -> Recorder {
+        let cached = Recorder(lookup: root.container, allowsArguments: true, allowsValues: true)
+        (cached.containerLeaves, cached.recordsSlots, cached.createsUncached) = (true, true, creating)
+        guard cached.visit(Borrowed(root)) != nil else { throw cached.decline }
+        return cached
+    }
+
+    /// The creation plan of a graph whose container steps' inputs include a made step a step outside them
+    /// takes too (`containerInput`), for the caches' state now: every step made (none marked `underContainer`),
+    /// for runs that find no container step cached (`needsContainersUncached`; one finding one cached declines:
+    /// the warm plan's `cachedVariant` serves that state once the creation steps are cached). Nil: it creates
+    /// nothing, or the walk declines otherwise.
+    /// `child`: a child's creation plan (`record(_:configuration:child:creating:)`), both over its component, as
+    /// `recordWithCachedVariant`'s (the variant's container leaves the resolving child's, `takeInResolving`).
+    static func recordCreatingUnmarked(_ root: Registration, configuration: UInt, child: Container? = nil,
+                                               leaves: Leaves = Leaves()) -> Plan? {
+        guard let recorder = child.map({ try? childRecorder(root, $0) }) ?? Recorder(lookup: root.container, allowsArguments: true)
+        else { return nil }
+        (recorder.makesContainer, recorder.recordsSlots, recorder.marksUnderContainer, recorder.createsUncached) = (true, true, false, true)
+        (recorder.leafContainers, recorder.leafSlots) = (leaves.ids, leaves.slots)
+        guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }),
+              (try? recorder.finishSlots()) != nil else { return nil }
+        // A run finding every container step cached: the build's walk then, those leaves taken from the resolving
+        // container's cache (`containerLeaves`), its creation steps claimed anew (`Graph.replay` switches to it);
+        // none when only the container steps asked for those (a warm walk: its run checks the leaves' caches).
+        guard let cached = child.map({ try? childRecorder(root, $0, allowsValues: true) })
+                ?? Recorder(lookup: root.container, allowsArguments: true, allowsValues: true) else { return nil }
+        (cached.containerLeaves, cached.recordsSlots, cached.createsUncached) = (true, true, true)
+        let walked = cached.visit(Borrowed(root)) != nil && (try? cached.finishSlots()) != nil
+        let (component, params) = child == nil ? ([], []) : walked ? componentShape(of: recorder, cached) : componentShape(of: recorder)
+        let variant = walked ? Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil,
+                                    component: component, componentParams: params, slots: cached.slots) : nil
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                    component: component, componentParams: params, slots: recorder.slots,
+                    cachedVariant: variant, needsContainersUncached: true)
+    }
+
+    /// Records the plan for `root` resolved from its own container against the caches' state now:
+    /// each singleton or weak dependency no cache holds (registered in that container, not strict)
+    /// becomes a creation step, its own dependencies recorded in the order `CreationOrder.walk`
+    /// gives, the order `Graph.build` makes them with these caches; a singleton or weak root is one
+    /// too (over container and value steps as well: `Graph.claimWithContainerSteps`). Nil when the graph
+    /// is not plain or creates nothing (the
+    /// warm plan, or the root's cache, serves it).
+    static func recordCreating(_ root: Registration, configuration: UInt) -> Plan? {
+        guard !root.spec.scope.isPerResolvingContainer, !root.isDeclaredValue else { return nil }
+        let recorder = Recorder(lookup: root.container, allowsArguments: true)
+        recorder.createsUncached = true
+        recorder.recordsSlots = true
+        recorder.makesContainer = true
+        guard recorder.visit(Borrowed(root)) != nil else {
+            if recorder.decline == .containerInput { return recordCreatingUnmarked(root, configuration: configuration) }
+            // A failing plan over creation steps, as `record(creating:)` keeps one (a warm failing plan that found
+            // a leaf gone: the build before branch declinesweep, counted `sharedRoot`); not over container or
+            // value steps (`record`'s rule: the warm plan replays into the graph with the request).
+            guard !recorder.declinedCreating, let met = recorder.failing(), recorder.steps.contains(where: { $0.creates }),
+                  !recorder.readsRequest, (try? recorder.finishSlots()) != nil else { return nil }
+            // Under container-scoped frames: the plans of the builds that take one cached, for the caches' state of their pick.
+            let failing = withVariants(met, root, creating: true, leaves: Leaves())
+            return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                        slots: recorder.slots, failing: failing)
+        }
+        // (Nil when `finishSlots` declines: the warm plan declines alike.)
+        guard recorder.steps.contains(where: { $0.creates }), (try? recorder.finishSlots()) != nil else { return nil }
+        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil, slots: recorder.slots)
+    }
+}

@@ -1,0 +1,181 @@
+import Synchronization
+
+// Which plan serves a run: the variant for the caches found (cachedVariant, mixedVariant,
+// a failing plan's variants).
+
+extension Plan {
+    /// The plan a run of this one is for the resolving container's caches now: a failing plan whose error the
+    /// walk met under container-scoped frames (`Failing.containers`) is the build's only while none of those is
+    /// cached there; the outermost cached one's `Failing.variants` plan (itself picked so) else (`variant(forCached:)`
+    /// over `cachedNow`). `locals`: a child's plan's, written by `fits` (a local frame's registration).
+    func pickedForCaches(_ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
+        guard failing?.variants != nil, case let cached = cachedNow(in: container, locals),
+              let variant = variant(forCached: cached.bits, count: cached.count, from: container, locals),
+              variant !== self else { return .init(self) }
+        return variant.pickedForCaches(container, locals)
+    }
+
+    /// Which plan serves a run of this one that found `cached` (a bit each, `cachedNow`: read from the caches, or a
+    /// request's claims, `runRequest`) cached in the resolving container, the one rule for every variant. Read before
+    /// any factory runs, as the build reads the cache where its walk asks: an instance published there stays until
+    /// the container closes.
+    /// - None cached: this plan.
+    /// - A failing plan's `Failing.containers` frames (bit n: the n-th, outermost first): the outermost cached one's
+    ///   `Failing.variants` plan, recorded on its first pick (`failingVariant`, walked from `container` for a child's
+    ///   plan; the build takes that frame's key cached and never meets the error; picked again for its own frames,
+    ///   `pickedForCaches`).
+    /// - Container steps (bit i: step i), every one: the `cachedVariant` (nil: none, this plan skips under them; for a
+    ///   run up to a cut whose met step's asker is among them, `cut`, the `mixedVariant` of them all: the plan with them
+    ///   leaves, which does not meet that step there, `Graph.replayMeeting`).
+    /// - Some, not the others: the `mixedVariant` for that set (nil: none fits), past `maxMixedVariants` sets one
+    ///   recorded for the run and kept by no plan (`keptByNone`: the caller holds it till the run ends).
+    /// `count`: how many are cached, where `cached` cannot say (a container step past the 64th step: a wide plan,
+    /// which keeps no mixed variants, `wideMasks`).
+    func variant(forCached cached: UInt, count: Int? = nil, cut: Bool = false, from container: Container,
+                 _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Plan? {
+        let count = count ?? cached.nonzeroBitCount
+        if count == 0 { return self }
+        if let failing { return failing.variants == nil ? self : failingVariant(cached.trailingZeroBitCount, container, locals).object }
+        if count == containerSteps.count { return cachedVariant ?? (cut ? mixedVariant(cached) : nil) }
+        return mixedVariant(cached)
+    }
+
+    /// The set `variant(forCached:)` picks by, read now from the caches (without claiming) where the build would
+    /// look: a failing plan's `Failing.containers` frames (only the outermost cached one: it asks for nothing under
+    /// it), each where the build's frame reads it (`Failing.containerLookups`: the resolving container, a singleton's
+    /// from further up, a stacked level), else its container steps, each where it looks up (`lookup(of:_:)`).
+    /// `locals`: a child's plan's, written by `fits` (a local frame's or step's registration).
+    func cachedNow(in resolving: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> (bits: UInt, count: Int) {
+        if let failing {
+            for (n, frame) in failing.containers.enumerated() {
+                let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
+                let (lookup, slot) = failing.containerLookups[n]
+                let cache = slot >= 0 ? Self.level(of: slot, locals) : lookup ?? Borrowed(resolving)
+                if Self.isCached(local < 0 ? failing.open[frame] : locals[local], in: cache) { return (1 << UInt(n), 1) }
+            }
+            return (0, 0)
+        }
+        var cached: (bits: UInt, count: Int) = (0, 0)
+        for i in containerSteps where Self.isCached(registration(of: i, locals), in: lookup(of: i, locals) ?? Borrowed(resolving)) {
+            if i < UInt.bitWidth { cached.bits |= 1 << UInt(i) }  // (past the 64th step: counted only)
+            cached.count += 1
+        }
+        return cached
+    }
+
+    /// Whether `registration`'s instance is cached in `container` now (read, not claimed: `SharedCache.cached`).
+    static func isCached(_ registration: Borrowed<Registration>, in container: Borrowed<Container>) -> Bool {
+        guard let hit = registration.borrow({ r in container.borrow { SharedCache.cached(r, r.specReference.borrow { $0.scope }, in: $0) } }) else {
+            return false
+        }
+        hit.release()
+        return true
+    }
+
+    /// Container-scoped registrations a walk takes as leaves from their caches (`Recorder.leafContainers`), not walked
+    /// into: a failing plan's variant's. A child's own registration by its slot in the component (`Recorder.leafSlots`):
+    /// the same in every child the plan serves (`fits`), whose registrations there are each run's.
+    struct Leaves: Sendable {
+        var ids: Set<ObjectIdentifier> = []
+        var slots: Set<Int> = []
+    }
+
+    /// `failing` with what records its `variants` on first need (`variant`): from `root`, `creating` or not, `leaves`.
+    static func withVariants(_ failing: Failing, _ root: Registration, creating: Bool, leaves: Leaves) -> Failing {
+        guard !failing.containers.isEmpty else { return failing }
+        var failing = failing
+        (failing.variants, failing.root, failing.creating, failing.leaves) = (MixedVariants(), Borrowed(root), creating, leaves)
+        return failing
+    }
+
+    /// The variant of container frame `failing.containers[n]` (`Failing.variants`), recorded now if no pick needed it
+    /// before (as `mixedVariant`, per state under the store's lock): walked from `container` for a child's plan (the
+    /// resolving child, which `fits` it). A declined plan when its walk declines (the build serves that state), or
+    /// when the configuration (or a child's component) changed since this plan was recorded (not kept: a race).
+    func failingVariant(_ n: Int, _ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
+        let failing = failing.unsafelyUnwrapped
+        let frame = failing.containers[n]
+        let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
+        var leaves = failing.leaves
+        if local < 0 { leaves.ids.insert(ObjectIdentifier(failing.open[frame].object)) } else { leaves.slots.insert(local) }
+        let recorded = failing.variants.unsafelyUnwrapped.plans.withLock { plans -> Plan? in
+            if let known = plans.first(where: { $0.cached == UInt(n) }) { return known.plan }
+            let root = failing.root.unsafelyUnwrapped.object
+            guard root.container.configuration == configuration else { return nil }
+            let plan: Plan
+            do throws(Decline) {
+                plan = try Self.recordVariant(root, configuration: configuration, creating: failing.creating,
+                                              child: hasLocals ? container : nil, leaves: leaves)
+            } catch {
+                plan = Self.declined(configuration, error)
+            }
+            guard plan.declines || plan.hasSameComponent(as: self) else { return nil }
+            plans.append((UInt(n), plan))
+            return plan
+        }
+        return .init(recorded ?? Self.unrecordedVariant)
+    }
+
+    /// What `failingVariant` returns when the configuration changed meanwhile: the build serves that run.
+    private static let unrecordedVariant = declined(0, .failureUnderContainer)
+
+    /// A variant's walk (`failingVariant`): as the failing plan's, `leaves` taken from their caches. A child's creating walk
+    /// that creates nothing: its warm plan.
+    private static func recordVariant(_ root: Registration, configuration: UInt, creating: Bool, child: Container?,
+                                      leaves: Leaves) throws(Decline) -> Plan {
+        guard let child else { return try record(root, configuration: configuration, creating: creating, leaves: leaves) }
+        do throws(Decline) {
+            return try record(root, configuration: configuration, child: child, creating: creating, leaves: leaves)
+        } catch {
+            guard creating && error == .notCached else { throw error }
+            return try record(root, configuration: configuration, child: child, leaves: leaves)
+        }
+    }
+
+    /// Whether `other`'s component has this plan's slots (a variant recorded through the resolving child: each of its
+    /// local steps names a slot `fits` wrote for this plan). None for an owner's plans.
+    private func hasSameComponent(as other: Plan) -> Bool {
+        component.count == other.component.count && zip(component, other.component).allSatisfy { a, b in
+            a.key == b.key && a.scope == b.scope && a.paramInfo == b.paramInfo && a.completes == b.completes && a.cleared == b.cleared
+                && a.startsLevel == b.startsLevel
+        }
+    }
+
+    /// The reason of a variant recorded declined (`failingVariant`): why a resolve this failing plan picked for went to the build.
+    var declinedVariant: Decline? {
+        failing?.variants?.plans.withLock { plans in plans.first { $0.plan?.declines == true }?.plan?.decline }
+    }
+
+    var stepCount: Int { steps.count }
+
+
+    /// Whether the caches are in the state this creation plan was compiled for: every shared leaf
+    /// cached, every creation step's registration not (read without claiming: the claims decide).
+    /// `locals`: a child's plan's, written by `fits` (a local step's cache is the resolving child's registration's).
+    /// Not the request's leaves (a value, a container-scoped leaf): each resolving container's, read by the run.
+    /// `takingPublished`: creation steps cached too (a pick after the caches changed: its claims take them).
+    func matchesCaches(_ locals: UnsafeMutablePointer<Borrowed<Registration>>? = nil, takingPublished: Bool = false) -> Bool {
+        for shared in sharedSteps where !shared.isValue && !shared.inResolving {
+            guard let hit = registration(of: shared.step, locals).borrow({ $0.cachedRetained(shared.scope) }) else { return false }
+            hit.release()
+        }
+        // A failing plan's open frames of shared registrations (`Failing.opensShared`): the build takes one cached
+        // and never meets the error there.
+        if let failing, failing.opensShared {
+            for (i, open) in failing.open.enumerated() {
+                let r = failing.openLocals.isEmpty || failing.openLocals[i] < 0 ? open : locals.unsafelyUnwrapped[failing.openLocals[i]]
+                guard let hit = r.borrow({ $0.cachedRetained($0.spec.scope) }) else { continue }
+                hit.release()
+                return false
+            }
+        }
+        if takingPublished { return true }
+        for creation in creations {
+            if let hit = registration(of: creation.step, locals).borrow({ $0.cachedRetained(creation.scope) }) {
+                hit.release()
+                return false
+            }
+        }
+        return true
+    }
+}
