@@ -722,6 +722,60 @@ import Testing
                 "\(run.seen[0])")
     }
 
+    /// `aContainerStepTakenAfterANoWaitCheckIsRefusedWhereTheBuildAsks` with a declared value none provides, V, asked
+    /// for before R (`first`: H over T, V, R, S; the build fails there, after T, and never asks for R) or after it (H over
+    /// T, R, V, S: R's refusal where the build asks for it). `notCached` before: a value none provides past a container
+    /// step's failed claim declined (`firstAbsent`), the build's. Now the run decides where the build's walk meets
+    /// either: the value's error if asked for before that claim's step, else the claim's.
+    @Test(arguments: [true, false]) func aMissingValueAndAContainerStepTakenAfterANoWaitCheckFailWhereTheBuildAsks(first: Bool) throws {
+        let counts = Box<[[String: Int]]>([])
+        let run = try withTestHook { try bothPaths { fx -> [String] in
+            let go = Gate(), entered = Gate(), done = Gate()
+            _ = try fx.container.declareValue(Key("V"))
+            let h = try fx.register("H", first ? [dep("T"), dep("V"), dep("R"), dep("S")] : [dep("T"), dep("R"), dep("V"), dep("S")],
+                                    scope: .transient)
+            try fx.register("T", scope: .transient)
+            try fx.register("S", scope: .singleton)
+            try fx.register("R", scope: .container) { _ in
+                entered.arrive(andWaitFor: 2)
+                done.arrive(andWaitFor: 2)
+            }
+            let child = try fx.child()
+            let status = Box(""), fired = Box(false)
+            try fx.register("Outer", scope: .transient) { _ in
+                status.value = WaitMode.run(noWait: true) { () -> String in
+                    do { _ = try fx.resolve("H", in: child); return "ok" } catch let e as TetherError { return "\(e.code): \(e.message)" } catch { return "?" }
+                }.result
+            }
+            Graph.setAfterCheckBeforeNotWaiting { r in
+                guard r === h, !fired.value else { return }
+                fired.value = true
+                go.arrive(andWaitFor: 2)
+                entered.arrive(andWaitFor: 2)
+            }
+            defer { Graph.setAfterCheckBeforeNotWaiting(nil) }
+            onThreads(2) { i in
+                if i == 1 {
+                    go.arrive(andWaitFor: 2)
+                    _ = try? fx.resolve("R", in: child)
+                    return
+                }
+                counts.value.append(counted { _ = try? fx.resolve("Outer") })
+                if !fired.value { go.arrive(andWaitFor: 2); entered.arrive(andWaitFor: 2) }  // (no hook: no deadlock)
+                done.arrive(andWaitFor: 2)
+            }
+            #expect(fired.value)
+            #expect(fx.tracker.made("T") == 1 && fx.tracker.dropped("T") == 1 && fx.tracker.calls("S") == 0 && fx.tracker.calls("H") == 0)
+            #expect(fx.tracker.made("R") == 1)
+            _ = try child.close()
+            return [status.value]
+        } }
+        #expect(counts.value.count == 2 && counts.value[0] == ["resolves": 2], "Outer's and H's plans: \(counts.value)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
+        let error = first ? "notFound: no value for \"V\"" : "wouldBlock: creating \"R\" must wait for another thread"
+        #expect(run.seen[0].count == 1 && run.seen[0][0].hasPrefix(error), "\(run.seen) \(run.logs)")
+    }
+
     /// A failing graph (a key not registered) with a RESOLVER slot over a container step: counted `missing`
     /// (the walk's marker of the failure where `finishSlots` declined the slot) until branch resolverslot
     /// planned RESOLVER slots over container steps; now the failing plan serves it, with the build's error.

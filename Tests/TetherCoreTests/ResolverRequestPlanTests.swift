@@ -1262,6 +1262,34 @@ import Testing
         #expect(requests == ["requests": 3, "found": 2, "plan": 1], "\(requests)")
     }
 
+    /// `aRequestsCreationStepUnderACachedContainerStepIsNotAsked` with Pool (over Db) taken by S too: the build takes the
+    /// Session cached and makes a new Db where Pool asks for it (`notCached` before: `claimAsked` met Db under the cached
+    /// Session that Pool still takes, the build's). The claims switch to the plan for the set cached (the creating
+    /// `mixedVariant` with the Session a leaf, `Graph.switchesToVariant`), which makes Db where Pool asks, as the build.
+    @Test func aRequestsCreationStepUnderACachedContainerStepThatAStepStillMadeTakesIsMadeWhereItAsks() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A")
+            try fx.register("Db", scope: .singleton)
+            try fx.register("Session", [dep("Db")], scope: .container)
+            try fx.register("Pool", [dep("Db")])
+            try fx.register("S", [dep("Session"), dep("Pool")], scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("S")).pointer) }
+        }) { fx in
+            let session = try fx.resolve("Session")
+            let db = Obj.of(session).depPointer(0)
+            fx.container.reset(.singleton)
+            return try withExtendedLifetime(session) {
+                try resolveThrice(fx, "A") { a in
+                    let s = Obj.at(a.got[0])
+                    return "S(Session(Db),Pool(Db)) the cached Session: \(s.depPointer(0) == session.pointer), old Db: \(s.dep(0).depPointer(0) == db), Pool's new: \(s.dep(1).depPointer(0) != db)"
+                } + ["Db made \(fx.tracker.made("Db")), S made \(fx.tracker.made("S"))"]
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "S(Session(Db),Pool(Db)) the cached Session: true, old Db: true, Pool's new: true", count: 3)
+                + ["Db made 2, S made 1"], "\(outcome.seen)")
+        #expect(requests == ["requests": 3, "found": 2, "plan": 1], "\(requests)")
+    }
+
     // MARK: a slot naming a shared step only a key the graph has asked for (branch reqother: no `requestSlots`)
 
     /// A's callback asks for B (-> D, a LAZY or WEAK_LAZY slot of W; D -> W, a singleton): the graph has D (A's), so

@@ -95,4 +95,38 @@ import Testing
         #expect(seen == ["Handler(Clock,Session(Db)) old Db: true", "Handler(Clock,Session(Db)) old Db: true",
                          "Handler(Clock,Session(Db)) old Db: false", "Db made 2, Session made 2"], "\(seen)")
     }
+
+    /// Handler(Session(Db), Pool(Db)), Db a singleton reset while a child holds its Session: the child's next resolve
+    /// takes the Session cached, and the build makes a new Db where Pool asks for it (`notCached` before: the creation
+    /// plan's claims met Db under the cached Session that Pool still takes, the build's). The claims switch to the
+    /// plan for the set of container steps cached (`Graph.switchesToVariant`, the creating `mixedVariant` with every
+    /// one a leaf), whose run makes Db where Pool asks, as the build; then the warm plan over the new Db.
+    @Test func aSingletonResetUnderACachedSessionThatAStepStillMadeTakesIsMadeWhereItAsks() throws {
+        let (log, seen) = try servedAlike(resolves: 3) { fx -> [String] in
+            try fx.register("Db", scope: .singleton)
+            try fx.register("Session", [dep("Db")], scope: .container)
+            try fx.register("Pool", [dep("Db")])
+            try fx.register("Handler", [dep("Session"), dep("Pool")])
+            let child = try fx.child()
+            let h1 = try fx.resolve("Handler", in: child)
+            let db1 = Obj.of(h1).dep(0).depPointer(0)
+            fx.container.reset(.singleton)
+            fx.tracker.note("reset")
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let h = try fx.resolve("Handler", in: child)
+                seen.append(withExtendedLifetime(h) {
+                    "\(Obj.of(h).tree()) Session's old Db: \(Obj.of(h).dep(0).depPointer(0) == db1), Pool's new: \(Obj.of(h).dep(1).depPointer(0) != db1)"
+                })
+            }
+            _ = consume h1
+            _ = try child.close()
+            seen.append("Db made \(fx.tracker.made("Db")), Session made \(fx.tracker.made("Session"))")
+            return seen
+        }
+        #expect(seen == ["Handler(Session(Db),Pool(Db)) Session's old Db: true, Pool's new: true",
+                         "Handler(Session(Db),Pool(Db)) Session's old Db: true, Pool's new: true", "Db made 2, Session made 1"], "\(seen)")
+        let reset = try #require(log.firstIndex(of: "reset"))
+        #expect(log[reset...].filter { $0.hasPrefix("make") } == ["make Db", "make Pool", "make Handler", "make Pool", "make Handler"], "\(log)")
+    }
 }

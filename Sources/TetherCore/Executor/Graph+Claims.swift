@@ -374,6 +374,15 @@ extension Graph {
         // is let go of by `takesClaimedHits`), nor made (`claimedSkip`).
         var published: [Int] = []
         let last = plan.borrow { $0.stepCount } - 1
+        // The plan for the set of container steps cached now instead (`replay`; all: its `cachedVariant`, else the creating
+        // `mixedVariant`), whose claims decline if that changed since.
+        func switchesForCached(_ reason: Plan.Decline) -> Bool {
+            progress.pointee.decline = reason
+            switchesToVariant = plan.borrow { p in p.cachedNow(in: resolving, locals) }
+            dropClaimedHits()
+            releaseCells()
+            return false
+        }
         claims: for step in plan.borrow({ $0.requestClaimOrder() }) {
             let (registration, isContainer, stepLookup, late) = plan.borrow { p in
                 (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer,
@@ -399,15 +408,7 @@ extension Graph {
                         hit.release()
                         cachedContainers.append(step)
                         // Recorded with every step made (`Plan.needsContainersUncached`): the build makes fewer now.
-                        if plan.borrow({ $0.needsContainersUncached }) {
-                            progress.pointee.decline = .containerInput
-                            // The plan for the set cached now instead (`replay`; all: its `cachedVariant`, some: the creating
-                            // `mixedVariant`), whose claims decline if that changed since.
-                            switchesToVariant = plan.borrow { p in p.cachedNow(in: resolving, locals) }
-                            dropClaimedHits()
-                            releaseCells()
-                            return false
-                        }
+                        if plan.borrow({ $0.needsContainersUncached }) { return switchesForCached(.containerInput) }
                     }
                 } catch {
                     if backOff != nil { throw error }  // a wait cycle: the resolve starts over (`run`)
@@ -419,6 +420,8 @@ extension Graph {
                 continue
             }
             if under && leavesUntaken(plan, step, under: cachedContainers, locals) { continue }
+            // One a step still made asks for too: the build makes it where that one asks, as the variant for the set does.
+            if under { return switchesForCached(.notCached) }
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             var hit: Ref<Instance>?
             if !under && !cells.contains(where: { $0.key == key }) {
@@ -438,7 +441,7 @@ extension Graph {
             }
             // (No cell, no hit: claimed further out on this thread and not made there, `createUnderOuter`: the run makes it
             // under that claim, `madeCreation`, as `claimCreations`' run does and the build.)
-            if under || revives || hit != nil {
+            if revives || hit != nil {
                 progress.pointee.decline = hit != nil ? .creationPicks : step == last ? .sharedRoot : .notCached
                 hit?.release()
                 dropClaimedHits()

@@ -139,7 +139,7 @@ extension Graph {
                 let cutting = count <= 64
                 Self.beforeClaiming(registration)
                 neverAsked.formUnion(skips)
-                guard claimAsked(plan, from: lookup, skips: neverAsked, cellsBefore: cellsBefore, progress, cutting: cutting) else {
+                guard claimAsked(plan, from: lookup, skips: neverAsked, cellsBefore: cellsBefore, progress, cutting: cutting, cut: met != nil) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
                     reason = progress.pointee.decline ?? .other
                     progress.pointee.decline = nil
@@ -300,8 +300,9 @@ extension Graph {
     /// published meanwhile the run cannot take. `progress`: the request's (`requestProgress`).
     /// `cutting`: a claim that fails is noted instead (`refusedClaim`), the cells claimed before it kept: true, the run
     /// making what the build makes before it asks for that key (`runAsked`, a cut there).
+    /// `cut`: a run up to a cut (`met`), which does not switch to a variant.
     func claimAsked(_ plan: Borrowed<Plan>, from container: Container, skips: StepBits, cellsBefore: Int,
-                            _ progress: UnsafeMutablePointer<PlanProgress>, cutting: Bool) -> Bool {
+                            _ progress: UnsafeMutablePointer<PlanProgress>, cutting: Bool, cut: Bool) -> Bool {
         let inOrderBefore = claimedInOrder
         let last = plan.borrow { $0.stepCount } - 1
         var declined: Plan.Decline?
@@ -341,6 +342,9 @@ extension Graph {
             if under && leavesUntaken(plan, step, under: cachedContainers, progress.pointee.locals) { continue }
             if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) }) {
                 declined = step == last ? .sharedRoot : .notCached
+                // Under them, a step still made asks for it too: the plan for the set cached now (`runAsked`), as
+                // `claimWithContainerSteps` (not a run up to a cut: no switch).
+                if under && !cut { switchesToVariant = plan.borrow { $0.cachedNow(in: container, progress.pointee.locals) } }
                 break
             }
             do throws(TetherError) {

@@ -125,15 +125,24 @@ extension Plan {
     }
 
     /// The first of the values none provides (`absent`, a bit each) that the build asks for, the container steps claimed:
-    /// one a step still made asks for (not `underCached`). Nil: none (only container steps taken cached asked for them);
-    /// -1: a container step's claim failed (the claims stopped there, the rest not known cached). Out of line: rare.
+    /// one a step still made asks for (not `underCached`). Nil: none (only container steps taken cached asked for them).
+    /// A container step's claim failed (`graph`: a replay's, `claims.failed` the step where the build asks for it): the
+    /// claims stopped there, those before it known (they go in the order the build asks), so only a value before that
+    /// step counts, one its first askers ask for (none skipped: the build's walk reaches it there); -1 (the build): one
+    /// only a step asking later takes. Out of line: rare.
     @inline(never)
-    func firstAbsent<B>(_ absent: B.Mask, _ locals: Locals<B>) -> Int? {
-        guard claims(locals).failed == 0 else { return -1 }
+    func firstAbsent<B>(_ absent: B.Mask, _ locals: Locals<B>, graph: Bool) -> Int? {
+        let failed = claims(locals).failed
+        guard failed == 0 || graph else { return -1 }
         var left = absent
-        while let j = left.first {
+        while let j = left.first, failed == 0 || UInt(j) + 1 < failed {
             left.remove(j)
-            if !underCached(j, locals) { return j }
+            if underCached(j, locals) { continue }
+            guard failed != 0 else { return j }
+            let skip = containerSkips(claims(locals))
+            var k = steps[j].parent
+            while k >= 0 && !skip.contains(k) { k = steps[k].parent }
+            return k < 0 ? j : -1
         }
         return nil
     }

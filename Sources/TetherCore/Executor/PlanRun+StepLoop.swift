@@ -39,9 +39,9 @@ extension Plan {
             return .success(false)
         }
         // A value none provides under container steps: missing where the build's walk reaches it (the first a step
-        // still made asks for); one only container steps taken cached asked for, never asked for. (A container step's
-        // claim failed: the claims stopped there, the rest not known cached: the build.)
-        if B.readsRequest && !absent.isEmpty, let first = firstAbsent(absent, locals) {
+        // still made asks for); one only container steps taken cached asked for, never asked for. (Past a container step's
+        // failed claim: one the build asks for before that claim, whose error it then never reaches.)
+        if B.readsRequest && !absent.isEmpty, let first = firstAbsent(absent, locals, graph: M.destination == .graph) {
             guard first >= 0 else {
                 if M.destination == .graph { graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil; $0.dropContainerClaims() } }
                 letGo(M.self, &run, count: count)
@@ -49,6 +49,7 @@ extension Plan {
                 return .success(false)
             }
             missing = first
+            if M.destination == .graph && claims(locals).failed != 0 { graph.unsafelyUnwrapped.graph.borrow { $0.deferredFailure = nil } }
         }
         // Read once: a plan without container steps checks no step for one.
         let claims = B.readsRequest && hasContainer ? self.claims(locals) : nil

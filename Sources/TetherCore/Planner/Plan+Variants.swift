@@ -26,7 +26,8 @@ extension Plan {
     ///   `pickedForCaches`).
     /// - Container steps (bit i: step i), every one: the `cachedVariant` (nil: none, this plan skips under them; for a
     ///   run up to a cut whose met step's asker is among them, `cut`, the `mixedVariant` of them all: the plan with them
-    ///   leaves, which does not meet that step there, `Graph.replayMeeting`).
+    ///   leaves, which does not meet that step there, `Graph.replayMeeting`; for a creation plan's claims, one a creation
+    ///   step under them a step still made asks for too: the creating walk with them leaves, `Graph.claimWithContainerSteps`).
     /// - Some, not the others: the `mixedVariant` for that set (nil: none fits), past `maxMixedVariants` sets one
     ///   recorded for the run and kept by no plan (`keptByNone`: the caller holds it till the run ends).
     /// `count`: how many are cached, where `cached` cannot say (a container step past the 64th step: a wide plan,
@@ -36,7 +37,7 @@ extension Plan {
         let count = count ?? cached.nonzeroBitCount
         if count == 0 { return self }
         if let failing { return failing.variants == nil ? self : failingVariant(cached.trailingZeroBitCount, container, locals).object }
-        if count == containerSteps.count { return cachedVariant ?? (cut ? mixedVariant(cached) : nil) }
+        if count == containerSteps.count { return cachedVariant ?? (cut || createsShared ? mixedVariant(cached) : nil) }
         return mixedVariant(cached)
     }
 
