@@ -675,10 +675,33 @@ import Testing
     /// then refused before any factory): the run goes up to that claim (T made, then let go of; S, asked for
     /// after R, never claimed nor made) and reports the claim's refusal there, as the build without plans does.
     @Test func aContainerStepTakenAfterANoWaitCheckIsRefusedWhereTheBuildAsks() throws {
+        let seen = try refusedAfterANoWaitCheck(["T", "R", "S"])
+        #expect(seen == ["wouldBlock: creating \"R\" must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it"],
+                "\(seen)")
+    }
+
+    /// `aContainerStepTakenAfterANoWaitCheckIsRefusedWhereTheBuildAsks` with a declared value none provides, V, asked
+    /// for before R (`first`: H over T, V, R, S; the build fails there, after T, and never asks for R) or after it (H over
+    /// T, R, V, S: R's refusal where the build asks for it). `notCached` before: a value none provides past a container
+    /// step's failed claim declined (`firstAbsent`), and the build's check then refused before any factory, another error
+    /// than the build's. Now the run decides where the build's walk meets either: the value's error if asked for before
+    /// that claim's step, else the claim's.
+    @Test(arguments: [true, false]) func aMissingValueAndAContainerStepTakenAfterANoWaitCheckFailWhereTheBuildAsks(first: Bool) throws {
+        let seen = try refusedAfterANoWaitCheck(first ? ["T", "V", "R", "S"] : ["T", "R", "V", "S"], value: "V")
+        let error = first ? "notFound: no value for \"V\"" : "wouldBlock: creating \"R\" must wait for another thread"
+        #expect(seen.count == 1 && seen[0].hasPrefix(error), "\(seen)")
+    }
+
+    /// H over `deps` (T transient, S a singleton, R container-scoped; `value` declared, provided by none), resolved from a
+    /// child by Outer's factory as a no-wait resolve, R claimed by another thread between that resolve's check and its
+    /// claim (the hook): with and without plans, the same calls and drops (T made and let go of, S and H never called),
+    /// every resolve a plan's. Returns the no-wait resolve's error.
+    private func refusedAfterANoWaitCheck(_ deps: [String], value: String? = nil) throws -> [String] {
         let counts = Box<[[String: Int]]>([])  // the no-wait thread's, per path (plans first)
         let run = try withTestHook { try bothPaths { fx -> [String] in
             let go = Gate(), entered = Gate(), done = Gate()
-            let h = try fx.register("H", [dep("T"), dep("R"), dep("S")], scope: .transient)
+            if let value { _ = try fx.container.declareValue(Key(value)) }
+            let h = try fx.register("H", deps.map { dep($0) }, scope: .transient)
             try fx.register("T", scope: .transient)
             try fx.register("S", scope: .singleton)
             try fx.register("R", scope: .container) { _ in
@@ -717,63 +740,8 @@ import Testing
             return [status.value]
         } }
         #expect(counts.value.count == 2 && counts.value[0] == ["resolves": 2], "Outer's and H's plans: \(counts.value)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
-        #expect(run.seen[0] == ["wouldBlock: creating \"R\" must wait for another thread that is creating it; this resolve was asked not to wait (TETHER_RESOLVE_NO_WAIT): retry without it"],
-                "\(run.seen[0])")
-    }
-
-    /// `aContainerStepTakenAfterANoWaitCheckIsRefusedWhereTheBuildAsks` with a declared value none provides, V, asked
-    /// for before R (`first`: H over T, V, R, S; the build fails there, after T, and never asks for R) or after it (H over
-    /// T, R, V, S: R's refusal where the build asks for it). `notCached` before: a value none provides past a container
-    /// step's failed claim declined (`firstAbsent`), the build's. Now the run decides where the build's walk meets
-    /// either: the value's error if asked for before that claim's step, else the claim's.
-    @Test(arguments: [true, false]) func aMissingValueAndAContainerStepTakenAfterANoWaitCheckFailWhereTheBuildAsks(first: Bool) throws {
-        let counts = Box<[[String: Int]]>([])
-        let run = try withTestHook { try bothPaths { fx -> [String] in
-            let go = Gate(), entered = Gate(), done = Gate()
-            _ = try fx.container.declareValue(Key("V"))
-            let h = try fx.register("H", first ? [dep("T"), dep("V"), dep("R"), dep("S")] : [dep("T"), dep("R"), dep("V"), dep("S")],
-                                    scope: .transient)
-            try fx.register("T", scope: .transient)
-            try fx.register("S", scope: .singleton)
-            try fx.register("R", scope: .container) { _ in
-                entered.arrive(andWaitFor: 2)
-                done.arrive(andWaitFor: 2)
-            }
-            let child = try fx.child()
-            let status = Box(""), fired = Box(false)
-            try fx.register("Outer", scope: .transient) { _ in
-                status.value = WaitMode.run(noWait: true) { () -> String in
-                    do { _ = try fx.resolve("H", in: child); return "ok" } catch let e as TetherError { return "\(e.code): \(e.message)" } catch { return "?" }
-                }.result
-            }
-            Graph.setAfterCheckBeforeNotWaiting { r in
-                guard r === h, !fired.value else { return }
-                fired.value = true
-                go.arrive(andWaitFor: 2)
-                entered.arrive(andWaitFor: 2)
-            }
-            defer { Graph.setAfterCheckBeforeNotWaiting(nil) }
-            onThreads(2) { i in
-                if i == 1 {
-                    go.arrive(andWaitFor: 2)
-                    _ = try? fx.resolve("R", in: child)
-                    return
-                }
-                counts.value.append(counted { _ = try? fx.resolve("Outer") })
-                if !fired.value { go.arrive(andWaitFor: 2); entered.arrive(andWaitFor: 2) }  // (no hook: no deadlock)
-                done.arrive(andWaitFor: 2)
-            }
-            #expect(fired.value)
-            #expect(fx.tracker.made("T") == 1 && fx.tracker.dropped("T") == 1 && fx.tracker.calls("S") == 0 && fx.tracker.calls("H") == 0)
-            #expect(fx.tracker.made("R") == 1)
-            _ = try child.close()
-            return [status.value]
-        } }
-        #expect(counts.value.count == 2 && counts.value[0] == ["resolves": 2], "Outer's and H's plans: \(counts.value)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
-        let error = first ? "notFound: no value for \"V\"" : "wouldBlock: creating \"R\" must wait for another thread"
-        #expect(run.seen[0].count == 1 && run.seen[0][0].hasPrefix(error), "\(run.seen) \(run.logs)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen) \(run.logs)")
+        return run.seen[0]
     }
 
     /// A failing graph (a key not registered) with a RESOLVER slot over a container step: counted `missing`

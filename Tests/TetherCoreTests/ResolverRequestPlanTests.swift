@@ -1241,24 +1241,8 @@ import Testing
     /// singleton Db reset since: the build takes the Session cached and never asks for Db. S's creation plan neither
     /// claims nor makes Db (`claimAsked` as `claimWithContainerSteps`: `leavesUnasked`), S made over the old Db's Session.
     @Test func aRequestsCreationStepUnderACachedContainerStepIsNotAsked() throws {
-        let (outcome, requests) = try expectSame({ fx in
-            let a = try fx.register("A")
-            try fx.register("Db", scope: .singleton)
-            try fx.register("Session", [dep("Db")], scope: .container)
-            try fx.register("S", [dep("Session")], scope: .singleton)
-            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("S")).pointer) }
-        }) { fx in
-            let session = try fx.resolve("Session")
-            let db = Obj.of(session).depPointer(0)
-            fx.container.reset(.singleton)
-            return try withExtendedLifetime(session) {
-                try resolveThrice(fx, "A") { a in
-                    let s = Obj.at(a.got[0])
-                    return "S(Session(Db)) the cached Session: \(s.depPointer(0) == session.pointer), old Db: \(s.dep(0).depPointer(0) == db)"
-                } + ["Db made \(fx.tracker.made("Db")), S made \(fx.tracker.made("S"))"]
-            }
-        }
-        #expect(outcome.seen == Array(repeating: "S(Session(Db)) the cached Session: true, old Db: true", count: 3) + ["Db made 1, S made 1"])
+        let (seen, requests) = try requestOverASessionWhoseDbWasReset(pool: false)
+        #expect(seen == Array(repeating: "S(Session(Db)) the cached Session: true, old Db: true", count: 3) + ["Db made 1, S made 1"])
         #expect(requests == ["requests": 3, "found": 2, "plan": 1], "\(requests)")
     }
 
@@ -1267,12 +1251,21 @@ import Testing
     /// Session that Pool still takes, the build's). The claims switch to the plan for the set cached (the creating
     /// `mixedVariant` with the Session a leaf, `Graph.switchesToVariant`), which makes Db where Pool asks, as the build.
     @Test func aRequestsCreationStepUnderACachedContainerStepThatAStepStillMadeTakesIsMadeWhereItAsks() throws {
+        let (seen, requests) = try requestOverASessionWhoseDbWasReset(pool: true)
+        #expect(seen == Array(repeating: "S(Session(Db),Pool) the cached Session: true, old Db: true, Pool's new: true", count: 3)
+                + ["Db made 2, S made 1"], "\(seen)")
+        #expect(requests == ["requests": 3, "found": 2, "plan": 1], "\(requests)")
+    }
+
+    /// A's callback asks for S (a singleton over Session, and Pool over Db when `pool`), Session container-scoped over
+    /// Db, a singleton reset while the root's Session is held: what each of three A saw, and the requests' counts.
+    private func requestOverASessionWhoseDbWasReset(pool: Bool) throws -> (seen: [String], requests: [String: Int]) {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A")
             try fx.register("Db", scope: .singleton)
             try fx.register("Session", [dep("Db")], scope: .container)
-            try fx.register("Pool", [dep("Db")])
-            try fx.register("S", [dep("Session"), dep("Pool")], scope: .singleton)
+            if pool { try fx.register("Pool", [dep("Db")]) }
+            try fx.register("S", pool ? [dep("Session"), dep("Pool")] : [dep("Session")], scope: .singleton)
             fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("S")).pointer) }
         }) { fx in
             let session = try fx.resolve("Session")
@@ -1281,13 +1274,12 @@ import Testing
             return try withExtendedLifetime(session) {
                 try resolveThrice(fx, "A") { a in
                     let s = Obj.at(a.got[0])
-                    return "S(Session(Db),Pool(Db)) the cached Session: \(s.depPointer(0) == session.pointer), old Db: \(s.dep(0).depPointer(0) == db), Pool's new: \(s.dep(1).depPointer(0) != db)"
+                    let seen = "the cached Session: \(s.depPointer(0) == session.pointer), old Db: \(s.dep(0).depPointer(0) == db)"
+                    return pool ? "S(Session(Db),Pool) \(seen), Pool's new: \(s.dep(1).depPointer(0) != db)" : "S(Session(Db)) \(seen)"
                 } + ["Db made \(fx.tracker.made("Db")), S made \(fx.tracker.made("S"))"]
             }
         }
-        #expect(outcome.seen == Array(repeating: "S(Session(Db),Pool(Db)) the cached Session: true, old Db: true, Pool's new: true", count: 3)
-                + ["Db made 2, S made 1"], "\(outcome.seen)")
-        #expect(requests == ["requests": 3, "found": 2, "plan": 1], "\(requests)")
+        return (outcome.seen, requests)
     }
 
     // MARK: a slot naming a shared step only a key the graph has asked for (branch reqother: no `requestSlots`)
