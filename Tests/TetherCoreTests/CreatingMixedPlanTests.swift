@@ -16,40 +16,13 @@ import Testing
         for shape in 0..<3 {
             for completes in [false, true] {
                 let run = try bothPaths { fx -> [String] in
-                    try fx.register("Req")
-                    try fx.register("Y", scope: .transient)
-                    try fx.register("One", scope: .singleton)
-                    try fx.register("Session", [dep("Req")], scope: .container)
-                    if shape == 0 {
-                        try fx.register("Late", [dep("Req")], scope: .container)
-                        try fx.register("Handler", [dep("Session"), dep("Y"), dep("Late"), dep("One")], scope: .transient)
-                    } else {
-                        try fx.register("Late", scope: .container)
-                        try fx.register("Handler", [dep("Session"), dep("Late"), dep("Y"), dep("Req"), dep("One")], scope: .transient)
-                    }
-                    if completes { fx.onComplete(try #require(fx.container.registration(for: Key("Handler")))) }
-                    var seen: [String] = []
-                    for _ in 0..<2 {
-                        let child = try fx.child()
-                        let session = try fx.resolve(shape == 2 ? "Late" : "Session", in: child)
-                        fx.tracker.note("cached")
-                        var first: Instance? = try fx.resolve("Handler", in: child)
-                        var second: Instance? = try fx.resolve("Handler", in: child)
-                        let (a, b) = (Obj.of(first!), Obj.of(second!))
-                        seen.append(a.tree())
-                        seen.append(b.tree())
-                        let cachedSlot = shape == 2 ? 1 : 0
+                    let handler = try fx.registerMixedCacheShape(shape, more: [dep("One")]) { _ = try $0.register("One", scope: .singleton) }
+                    if completes { fx.onComplete(handler) }
+                    return try fx.twoRootsOverOneCached(shape) { a, b, _ in
                         let late = shape == 0 ? 2 : 1
                         let one = shape == 0 ? 3 : 4
-                        seen.append("session \(a.depPointer(cachedSlot) == session.pointer && b.depPointer(cachedSlot) == session.pointer)")
-                        seen.append("late \(a.depPointer(late) == b.depPointer(late))")
-                        seen.append("one \(a.depPointer(one) == b.depPointer(one))")
-                        if shape == 0 { seen.append("req \(a.dep(2).depPointer(0) != Obj.of(session).depPointer(0))") }
-                        (first, second) = (nil, nil)
-                        _ = try child.close()
-                        fx.tracker.note("closed")
+                        return ["late \(a.depPointer(late) == b.depPointer(late))", "one \(a.depPointer(one) == b.depPointer(one))"]
                     }
-                    return seen
                 }
                 let name = "shape \(shape) completes \(completes)"
                 #expect(run.logs[0] == run.logs[1], "\(name): \(run.logs[0]) vs \(run.logs[1])")

@@ -582,40 +582,13 @@ import Testing
     @Test func someContainerStepsCachedWithAStepTheyAskedForTakenByAMadeOneRunAPlan() throws {
         for shape in 0..<3 {
             let run = try bothPaths { fx -> [String] in
-                try fx.register("Req")
-                try fx.register("Y", scope: .transient)
-                try fx.register("Session", [dep("Req")], scope: .container)
-                if shape == 0 {
-                    try fx.register("Late", [dep("Req")], scope: .container)
-                    try fx.register("Handler", [dep("Session"), dep("Y"), dep("Late")], scope: .transient)
-                } else {
-                    try fx.register("Late", scope: .container)
-                    try fx.register("Handler", [dep("Session"), dep("Late"), dep("Y"), dep("Req")], scope: .transient)
-                }
-                var seen: [String] = []
-                for _ in 0..<2 {
-                    let child = try fx.child()
-                    let session = try fx.resolve(shape == 2 ? "Late" : "Session", in: child)
-                    fx.tracker.note("cached")
-                    var first: Instance? = try fx.resolve("Handler", in: child)
-                    var second: Instance? = try fx.resolve("Handler", in: child)
-                    let (a, b) = (Obj.of(first!), Obj.of(second!))
+                try fx.registerMixedCacheShape(shape)
+                var seen = try fx.twoRootsOverOneCached(shape) { a, b, _ in
                     let late = shape == 0 ? 2 : 1
-                    seen.append(a.tree())
-                    seen.append(b.tree())
-                    let cachedSlot = shape == 2 ? 1 : 0
-                    seen.append("session \(a.depPointer(cachedSlot) == session.pointer && b.depPointer(cachedSlot) == session.pointer)")
-                    seen.append("late \(a.depPointer(late) == b.depPointer(late) && a.depPointer(0) == b.depPointer(0))")
-                    // Shape 0: Late's Req is its own graph's, not the cached Session's.
-                    if shape == 0 { seen.append("req \(a.dep(2).depPointer(0) != Obj.of(session).depPointer(0))") }
-                    (first, second) = (nil, nil)
-                    _ = try child.close()
-                    fx.tracker.note("closed")
+                    return ["late \(a.depPointer(late) == b.depPointer(late) && a.depPointer(0) == b.depPointer(0))"]
                 }
                 // The mixed set's plan recorded once (the second child's mix finds it).
-                let handler = try #require(fx.container.registration(for: Key("Handler")))
-                let plan = Borrowed<Plan>(word: handler.planAddress.load(ordering: .acquiring))
-                seen.append("variants \(fx.container.usesPlans ? plan?.borrow { $0.mixedVariantCount } ?? -1 : 1)")
+                seen.append(try fx.mixedVariantsLine("Handler"))
                 return seen
             }
             #expect(run.logs[0] == run.logs[1], "shape \(shape): \(run.logs[0]) vs \(run.logs[1])")
@@ -889,5 +862,58 @@ extension Fixture {
                 Ref<Obj>(opaque: p).release()
             }
         }.decorator
+    }
+}
+
+extension Fixture {
+    /// The mixed-cache shapes of `DeclineReasonTests.someContainerStepsCachedWithAStepTheyAskedForTakenByAMadeOneRunAPlan`:
+    /// Req, Y (transient), `between`'s registrations, Session (container-scoped) over Req; shape 0: Late (container-scoped)
+    /// over Req and a transient Handler over Session, Y, Late; shapes 1, 2: Late over nothing and Handler over Session, Late,
+    /// Y, Req; Handler's slots then `more`. Returns Handler's registration.
+    @discardableResult
+    func registerMixedCacheShape(_ shape: Int, more: [Param] = [], between: (Fixture) throws -> Void = { _ in }) throws -> Registration {
+        try register("Req")
+        try register("Y", scope: .transient)
+        try between(self)
+        try register("Session", [dep("Req")], scope: .container)
+        if shape == 0 {
+            try register("Late", [dep("Req")], scope: .container)
+            return try register("Handler", [dep("Session"), dep("Y"), dep("Late")] + more, scope: .transient)
+        }
+        try register("Late", scope: .container)
+        return try register("Handler", [dep("Session"), dep("Late"), dep("Y"), dep("Req")] + more, scope: .transient)
+    }
+
+    /// In each of two children: shape 2's Late (else Session) resolved first ("cached" noted), then `root` twice (a, b):
+    /// their trees, whether both took the cached one, `more`'s lines (given a, b and the cached one), and for shape 0
+    /// whether a's Late's Req (slot 2's slot 0) is its own graph's, not the cached Session's; the child closed ("closed" noted).
+    func twoRootsOverOneCached(_ shape: Int, root: String = "Handler", _ more: (Obj, Obj, Instance) -> [String]) throws -> [String] {
+        var seen: [String] = []
+        for _ in 0..<2 {
+            let child = try self.child()
+            let session = try resolve(shape == 2 ? "Late" : "Session", in: child)
+            tracker.note("cached")
+            var first: Instance? = try resolve(root, in: child)
+            var second: Instance? = try resolve(root, in: child)
+            let (a, b) = (Obj.of(first!), Obj.of(second!))
+            seen.append(a.tree())
+            seen.append(b.tree())
+            let cachedSlot = shape == 2 ? 1 : 0
+            seen.append("session \(a.depPointer(cachedSlot) == session.pointer && b.depPointer(cachedSlot) == session.pointer)")
+            seen += more(a, b, session)
+            // Shape 0: Late's Req is its own graph's, not the cached Session's.
+            if shape == 0 { seen.append("req \(a.dep(2).depPointer(0) != Obj.of(session).depPointer(0))") }
+            (first, second) = (nil, nil)
+            _ = try child.close()
+            tracker.note("closed")
+        }
+        return seen
+    }
+
+    /// "variants N": how many `mixedVariants` the plan of `key` (from the root) keeps; 1 with plans off.
+    func mixedVariantsLine(_ key: String) throws -> String {
+        let registration = try #require(container.registration(for: Key(key)))
+        let plan = Borrowed<Plan>(word: registration.planAddress.load(ordering: .acquiring))
+        return "variants \(container.usesPlans ? plan?.borrow { $0.mixedVariantCount } ?? -1 : 1)"
     }
 }

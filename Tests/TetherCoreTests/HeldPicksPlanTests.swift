@@ -21,54 +21,27 @@ import Testing
         for shape in 0..<4 {
             for graphing in ["complete", "lazy"] where shape < 3 || graphing == "complete" {
                 let run = try bothPaths { fx -> [String] in
-                    try fx.register("Req")
-                    try fx.register("Y", scope: .transient)
                     let root: String
                     if shape == 3 {
                         root = "Root"
+                        try fx.register("Req")
+                        try fx.register("Y", scope: .transient)
                         try fx.register("Session", [dep("Req")], scope: .container)
                         try fx.register("Root", [dep("Session"), dep("Req")], scope: .container)
                         fx.onComplete(try #require(fx.container.registration(for: Key("Root"))))
                     } else {
                         root = "Handler"
-                        try fx.register("Session", [dep("Req")], scope: .container)
-                        let lazy: [Param] = graphing == "lazy" ? [.lazy(Key("Y"))] : []
-                        if shape == 0 {
-                            try fx.register("Late", [dep("Req")], scope: .container)
-                            try fx.register("Handler", [dep("Session"), dep("Y"), dep("Late")] + lazy, scope: .transient)
-                        } else {
-                            try fx.register("Late", scope: .container)
-                            try fx.register("Handler", [dep("Session"), dep("Late"), dep("Y"), dep("Req")] + lazy, scope: .transient)
-                        }
-                        if graphing == "complete" { fx.onComplete(try #require(fx.container.registration(for: Key("Handler")))) }
+                        let handler = try fx.registerMixedCacheShape(shape, more: graphing == "lazy" ? [.lazy(Key("Y"))] : [])
+                        if graphing == "complete" { fx.onComplete(handler) }
                     }
-                    var seen: [String] = []
-                    for _ in 0..<2 {
-                        let child = try fx.child()
-                        let session = try fx.resolve(shape == 2 ? "Late" : "Session", in: child)
-                        fx.tracker.note("cached")
-                        var first: Instance? = try fx.resolve(root, in: child)
-                        var second: Instance? = try fx.resolve(root, in: child)
-                        let (a, b) = (Obj.of(first!), Obj.of(second!))
-                        seen.append(a.tree())
-                        seen.append(b.tree())
-                        let cachedSlot = shape == 2 ? 1 : 0
-                        seen.append("session \(a.depPointer(cachedSlot) == session.pointer && b.depPointer(cachedSlot) == session.pointer)")
-                        if shape == 3 {
-                            seen.append("root \(first!.pointer == second!.pointer)")
-                            seen.append("req \(a.depPointer(1) != Obj.of(session).depPointer(0))")
-                        } else {
+                    var seen = try fx.twoRootsOverOneCached(shape, root: root) { a, b, session in
+                        guard shape == 3 else {
                             let late = shape == 0 ? 2 : 1
-                            seen.append("late \(a.depPointer(late) == b.depPointer(late) && a.depPointer(0) == b.depPointer(0))")
-                            if shape == 0 { seen.append("req \(a.dep(2).depPointer(0) != Obj.of(session).depPointer(0))") }
+                            return ["late \(a.depPointer(late) == b.depPointer(late) && a.depPointer(0) == b.depPointer(0))"]
                         }
-                        (first, second) = (nil, nil)
-                        _ = try child.close()
-                        fx.tracker.note("closed")
+                        return ["root \(a.pointer == b.pointer)", "req \(a.depPointer(1) != Obj.of(session).depPointer(0))"]
                     }
-                    let registration = try #require(fx.container.registration(for: Key(root)))
-                    let plan = Borrowed<Plan>(word: registration.planAddress.load(ordering: .acquiring))
-                    seen.append("variants \(fx.container.usesPlans ? plan?.borrow { $0.mixedVariantCount } ?? -1 : 1)")
+                    seen.append(try fx.mixedVariantsLine(root))
                     return seen
                 }
                 let name = "shape \(shape) \(graphing)"
@@ -179,13 +152,7 @@ import Testing
                 published.value += 1
             }
             defer { Registration.setAfterWarmCheck(nil); Graph.setBeforeClaimingCreations(nil) }
-            return try counted {
-                let before = PlanStats.requestsOnThisThread()
-                t = try fx.resolve("T")
-                requests = PlanStats.requestsOnThisThread()
-                for (name, n) in before { requests[name, default: 0] -= n }
-                requests = requests.filter { $0.value != 0 }
-            }
+            return try counted { requests = try countedRequests { t = try fx.resolve("T") } }
         }
         #expect(counts == ["resolves": 1], "\(counts)")
         #expect(requests == ["requests": 1, "plan": 1], "served by the plan picked under the kept claims: \(requests)")

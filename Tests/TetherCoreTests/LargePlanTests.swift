@@ -45,6 +45,50 @@ import Testing
         return out
     }
 
+    /// `bothPaths` of H (its R, slot 0, container-scoped) resolved twice in each of two children ("a", "b"; `inChild`
+    /// registers in each first): whether each H's R is the child's first and how many T were made, then, after the
+    /// child's close, how many R were made and dropped.
+    private func rPerChild(_ setUp: (Fixture) throws -> Void, inChild: (Fixture, Container) throws -> Void = { _, _ in })
+        throws -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
+        try bothPaths { fx -> [String] in
+            try setUp(fx)
+            var seen: [String] = []
+            for name in ["a", "b"] {
+                let child = try fx.child()
+                try inChild(fx, child)
+                var first: UnsafeMutableRawPointer?
+                for _ in 0..<2 {
+                    let h = try fx.resolve("H", in: child)
+                    withExtendedLifetime(h) {
+                        let r = Obj.of(h).depPointer(0)
+                        seen.append("\(name): R the first: \(first.map { $0 == r } ?? true), T made \(fx.tracker.made("T"))")
+                        first = first ?? r
+                    }
+                }
+                _ = try child.close()
+                seen.append("\(name): R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R"))")
+            }
+            return seen
+        }
+    }
+
+    /// H resolved twice in each of two children, `after` read once each is closed: served alike (`servedAlike`,
+    /// 4 resolves, none built); what `after` read, plans on.
+    private func hTwiceInTwoChildren(_ setUp: (Fixture) throws -> Void, sourceLocation: SourceLocation = #_sourceLocation,
+                                     after: (Fixture) -> String) throws -> [String] {
+        try servedAlike(resolves: 4, sourceLocation: sourceLocation) { fx -> [String] in
+            try setUp(fx)
+            var seen: [String] = []
+            for _ in 0..<2 {
+                let child = try fx.child()
+                for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
+                _ = try child.close()
+                seen.append(after(fx))
+            }
+            return seen
+        }.seen
+    }
+
     /// A chain of 100 graph-scoped steps, each over a shared transient and the singleton S: more
     /// steps than a run's stack buffers hold.
     @Test func aChainOfMoreThanMaxStepsSteps() throws {
@@ -186,7 +230,6 @@ import Testing
         let length = Plan.maxSteps + 6
         var requests: [String: Int] = [:]
         let run = try bothPaths { fx -> [String] in
-            let before = PlanStats.requestsOnThisThread()
             let bridge = fx.bridge
             try fx.register("O", [.resolver], scope: .transient) { obj in
                 guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
@@ -200,18 +243,16 @@ import Testing
             try fx.register("X")
             try fx.register("H", [dep("A")] + (0..<length).map { dep("P\($0)") } + [dep("X")], scope: .transient)
             var seen: [String] = []
-            for _ in 0..<2 {
-                let o = try fx.resolve("O")
-                withExtendedLifetime(o) {
-                    let h = Obj.at(Obj.of(o).got[0])
-                    seen.append("X made \(fx.tracker.made("X")) dropped \(fx.tracker.dropped("X")), A's X is H's: \(h.dep(0).got.first == h.depPointer(length + 1))")
+            let delta = try countedRequests {
+                for _ in 0..<2 {
+                    let o = try fx.resolve("O")
+                    withExtendedLifetime(o) {
+                        let h = Obj.at(Obj.of(o).got[0])
+                        seen.append("X made \(fx.tracker.made("X")) dropped \(fx.tracker.dropped("X")), A's X is H's: \(h.dep(0).got.first == h.depPointer(length + 1))")
+                    }
                 }
             }
-            if fx.container.usesPlans {
-                requests = PlanStats.requestsOnThisThread()
-                for (name, n) in before { requests[name, default: 0] -= n }
-                requests = requests.filter { $0.value != 0 }
-            }
+            if fx.container.usesPlans { requests = delta }
             return seen
         }
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
@@ -228,7 +269,6 @@ import Testing
         let length = Plan.maxSteps + 6
         var requests: [String: Int] = [:]
         let run = try bothPaths { fx -> [String] in
-            let before = PlanStats.requestsOnThisThread()
             let bridge = fx.bridge
             try fx.register("O", [.resolver, dep("X")], scope: .transient) { obj in
                 guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
@@ -238,18 +278,16 @@ import Testing
             try fx.register("X")
             try fx.register("H", (0..<length).map { dep("P\($0)") } + [dep("X")], scope: .transient)
             var seen: [String] = []
-            for _ in 0..<2 {
-                let o = try fx.resolve("O")
-                withExtendedLifetime(o) {
-                    let (oo, h) = (Obj.of(o), Obj.at(Obj.of(o).got[0]))
-                    seen.append("X made \(fx.tracker.made("X")), O's X is H's: \(oo.depPointer(1) == h.depPointer(length)), P0 made \(fx.tracker.made("P0"))")
+            let delta = try countedRequests {
+                for _ in 0..<2 {
+                    let o = try fx.resolve("O")
+                    withExtendedLifetime(o) {
+                        let (oo, h) = (Obj.of(o), Obj.at(Obj.of(o).got[0]))
+                        seen.append("X made \(fx.tracker.made("X")), O's X is H's: \(oo.depPointer(1) == h.depPointer(length)), P0 made \(fx.tracker.made("P0"))")
+                    }
                 }
             }
-            if fx.container.usesPlans {
-                requests = PlanStats.requestsOnThisThread()
-                for (name, n) in before { requests[name, default: 0] -= n }
-                requests = requests.filter { $0.value != 0 }
-            }
+            if fx.container.usesPlans { requests = delta }
             return seen
         }
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
@@ -263,26 +301,10 @@ import Testing
     /// its masks `StepBits` (`Plan.wideMasks`). The build's behaviour on both paths: R made once per child, taken
     /// from its cache by the second resolve (the transients under it not made), let go of at the child's close.
     @Test(arguments: [65, 130]) func aContainerStepPastThe64thStepIsAPlan(transients: Int) throws {
-        let run = try bothPaths { fx -> [String] in
+        let run = try rPerChild { fx in
             try fx.register("H", [dep("R"), dep("T")], scope: .transient)
             try fx.register("R", Array(repeating: dep("T"), count: transients), scope: .container)
             try fx.register("T", scope: .transient)
-            var seen: [String] = []
-            for name in ["a", "b"] {
-                let child = try fx.child()
-                var first: UnsafeMutableRawPointer?
-                for _ in 0..<2 {
-                    let h = try fx.resolve("H", in: child)
-                    withExtendedLifetime(h) {
-                        let r = Obj.of(h).depPointer(0)
-                        seen.append("\(name): R the first: \(first.map { $0 == r } ?? true), T made \(fx.tracker.made("T"))")
-                        first = first ?? r
-                    }
-                }
-                _ = try child.close()
-                seen.append("\(name): R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R"))")
-            }
-            return seen
         }
         #expect(run.counts == ["resolves": 4], "\(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
@@ -327,7 +349,6 @@ import Testing
     @Test func aRequestOverAContainerStepPastThe64thStepIsAPlan() throws {
         var requests: [String: Int] = [:]
         let run = try bothPaths { fx -> [String] in
-            let before = PlanStats.requestsOnThisThread()
             let bridge = fx.bridge
             try fx.register("A", [.resolver], scope: .transient) { obj in
                 guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
@@ -338,16 +359,14 @@ import Testing
             try fx.register("T", scope: .transient)
             let child = try fx.child()
             var rs: [UnsafeMutableRawPointer] = []
-            for _ in 0..<2 {
-                let a = try fx.resolve("A", in: child)
-                withExtendedLifetime(a) { rs.append(Obj.at(Obj.of(a).got[0]).depPointer(0)) }
+            let delta = try countedRequests {
+                for _ in 0..<2 {
+                    let a = try fx.resolve("A", in: child)
+                    withExtendedLifetime(a) { rs.append(Obj.at(Obj.of(a).got[0]).depPointer(0)) }
+                }
             }
             let seen = ["same R: \(rs[0] == rs[1]), R made \(fx.tracker.made("R")), T made \(fx.tracker.made("T"))"]
-            if fx.container.usesPlans {
-                requests = PlanStats.requestsOnThisThread()
-                for (name, n) in before { requests[name, default: 0] -= n }
-                requests = requests.filter { $0.value != 0 }
-            }
+            if fx.container.usesPlans { requests = delta }
             _ = try child.close()
             return seen + ["R dropped \(fx.tracker.dropped("R"))"]
         }
@@ -391,27 +410,10 @@ import Testing
     /// A child's own container-scoped R (a local step, `ChildWideRequestSteps`) past the 64th step of H's plan, over
     /// the root's transients: made once per child, as the build, each child's plan the component's.
     @Test func aChildsOwnContainerStepPastThe64thStepIsAPlan() throws {
-        let run = try bothPaths { fx -> [String] in
+        let run = try rPerChild({ fx in
             try fx.register("H", [dep("R"), dep("T")], scope: .transient)
             try fx.register("T", scope: .transient)
-            var seen: [String] = []
-            for name in ["a", "b"] {
-                let child = try fx.child()
-                try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container, in: child)
-                var first: UnsafeMutableRawPointer?
-                for _ in 0..<2 {
-                    let h = try fx.resolve("H", in: child)
-                    withExtendedLifetime(h) {
-                        let r = Obj.of(h).depPointer(0)
-                        seen.append("\(name): R the first: \(first.map { $0 == r } ?? true), T made \(fx.tracker.made("T"))")
-                        first = first ?? r
-                    }
-                }
-                _ = try child.close()
-                seen.append("\(name): R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R"))")
-            }
-            return seen
-        }
+        }, inChild: { fx, child in try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container, in: child) })
         #expect(run.counts == ["resolves": 4], "\(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
         #expect(run.seen[0] == ["a: R the first: true, T made 66", "a: R the first: true, T made 67", "a: R made 1 dropped 1",
@@ -424,68 +426,38 @@ import Testing
     /// `unclaimedUnder`), so its creation plan serves the first resolve (`tooLarge` before branch graphmasks: the
     /// graph's masks were one word, the first resolve built, counted `notCached`), the warm plan the rest.
     @Test func aCreationStepInAPlanWithAContainerStepPastThe64thStepIsAPlan() throws {
-        let run = try bothPaths { fx -> [String] in
+        let seen = try hTwiceInTwoChildren({ fx in
             try fx.register("H", [dep("R"), dep("S")], scope: .transient)
             try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
             try fx.register("T", scope: .transient)
             try fx.register("S", scope: .singleton)
-            var seen: [String] = []
-            for _ in 0..<2 {
-                let child = try fx.child()
-                for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
-                _ = try child.close()
-                seen.append("R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R")), S made \(fx.tracker.made("S")), T made \(fx.tracker.made("T"))")
-            }
-            return seen
-        }
-        #expect(run.counts == ["resolves": 4], "\(run.counts)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
-        #expect(run.seen[0] == ["R made 1 dropped 1, S made 1, T made 65", "R made 2 dropped 2, S made 1, T made 130"], "\(run.seen[0])")
+        }) { fx in "R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R")), S made \(fx.tracker.made("S")), T made \(fx.tracker.made("T"))" }
+        #expect(seen == ["R made 1 dropped 1, S made 1, T made 65", "R made 2 dropped 2, S made 1, T made 130"], "\(seen)")
     }
 
     /// A weak key (W) first made under a container step past the 64th step (R, at step 65, asks for it): its creation
     /// plan serves the first resolve of each child (W let go of with the child's R), as the build makes W under R.
     @Test func aWeakKeyUnderAContainerStepPastThe64thStepIsAPlan() throws {
-        let run = try bothPaths { fx -> [String] in
+        let seen = try hTwiceInTwoChildren({ fx in
             try fx.register("H", [dep("R")], scope: .transient)
             try fx.register("R", Array(repeating: dep("T"), count: 64) + [dep("W")], scope: .container)
             try fx.register("T", scope: .transient)
             try fx.register("W", scope: .weak)
-            var seen: [String] = []
-            for _ in 0..<2 {
-                let child = try fx.child()
-                for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
-                _ = try child.close()
-                seen.append("R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R")), W made \(fx.tracker.made("W")) dropped \(fx.tracker.dropped("W"))")
-            }
-            return seen
-        }
-        #expect(run.counts == ["resolves": 4], "\(run.counts)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
-        #expect(run.seen[0] == ["R made 1 dropped 1, W made 1 dropped 1", "R made 2 dropped 2, W made 2 dropped 2"], "\(run.seen[0])")
+        }) { fx in "R made \(fx.tracker.made("R")) dropped \(fx.tracker.dropped("R")), W made \(fx.tracker.made("W")) dropped \(fx.tracker.dropped("W"))" }
+        #expect(seen == ["R made 1 dropped 1, W made 1 dropped 1", "R made 2 dropped 2, W made 2 dropped 2"], "\(seen)")
     }
 
     /// A completion callback (R's, a container step past the 64th step): the plan replays into the graph (its queue),
     /// the callback once per R made, after the resolve's factories, as the build's (`tooLarge` before branch graphmasks).
     @Test func aCompletionCallbackOfAContainerStepPastThe64thStepIsAPlan() throws {
-        let run = try bothPaths { fx -> [String] in
+        let seen = try hTwiceInTwoChildren({ fx in
             try fx.register("H", [dep("R"), dep("U")], scope: .transient)
             let r = try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
             fx.onComplete(r)
             try fx.register("T", scope: .transient)
             try fx.register("U", scope: .transient)
-            var seen: [String] = []
-            for _ in 0..<2 {
-                let child = try fx.child()
-                for _ in 0..<2 { _ = try fx.resolve("H", in: child) }
-                _ = try child.close()
-                seen.append("R made \(fx.tracker.made("R")) completed \(fx.tracker.log.filter { $0 == "complete R" }.count), U made \(fx.tracker.made("U"))")
-            }
-            return seen
-        }
-        #expect(run.counts == ["resolves": 4], "\(run.counts)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")
-        #expect(run.seen[0] == ["R made 1 completed 1, U made 2", "R made 2 completed 2, U made 4"], "\(run.seen[0])")
+        }) { fx in "R made \(fx.tracker.made("R")) completed \(fx.tracker.log.filter { $0 == "complete R" }.count), U made \(fx.tracker.made("U"))" }
+        #expect(seen == ["R made 1 completed 1, U made 2", "R made 2 completed 2, U made 4"], "\(seen)")
     }
 
     /// A RESOLVER slot (A's, step 0) before a container step past the 64th step (R, step 66), which is not one of A's

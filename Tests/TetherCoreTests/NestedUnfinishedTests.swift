@@ -41,6 +41,16 @@ import TetherCore
         return (outcomes[1].seen, outcomes[1].log, builds)
     }
 
+    /// F, whose factory resolves C, whose completion callback asks weak:S; W weak-scoped; S(W), whose factory asks W
+    /// (what it got noted in `seen`).
+    private static func registerCallbackAskingWeakS(_ fx: Fixture, _ seen: Box<[String]>) throws {
+        try fx.register("F") { obj in obj.got.append(try fx.resolve("C").pointer) }
+        let c = try fx.register("C")
+        fx.onComplete(c) { resolver, _, obj in obj.weaks.append(try resolver.getWeak(Key("S"))) }
+        try fx.register("W", scope: .weak)
+        try fx.register("S", [dep("W")]) { _ in let got = Self.attempt(fx, "W"); seen.value.append("S asks W: " + got) }
+    }
+
     /// R(F, S): F's factory resolves C, whose completion callback asks weak:S; S(W) resolves W in its
     /// factory, W weak-scoped. The callback's request makes W1 (under R's plan's claim of W) and S1;
     /// S's factory asking W then is refused (W1 unfinished), not answered with a W2. R's own S then
@@ -48,11 +58,7 @@ import TetherCore
     @Test func aNestedResolveUnderACallbackTargetOfAnOuterPlanStepIsRefusedItsUnfinishedWeakInstance() throws {
         let (seen, log, builds) = try Self.expectSameAsBuilt({ fx, seen in
             try fx.register("R", [dep("F"), dep("S")], scope: .transient)
-            try fx.register("F") { obj in obj.got.append(try fx.resolve("C").pointer) }
-            let c = try fx.register("C")
-            fx.onComplete(c) { resolver, _, obj in obj.weaks.append(try resolver.getWeak(Key("S"))) }
-            try fx.register("W", scope: .weak)
-            try fx.register("S", [dep("W")]) { _ in let got = Self.attempt(fx, "W"); seen.value.append("S asks W: " + got) }
+            try Self.registerCallbackAskingWeakS(fx, seen)
         }, "R")
         #expect(seen.count == 6)
         #expect(seen.filter { $0.hasPrefix("S asks W: cycle") }.count == 4, "every S refused W: \(seen)")
@@ -80,11 +86,7 @@ import TetherCore
         let (seen, log, _) = try Self.expectSameAsBuilt({ fx, seen in
             try fx.register("R", [dep("Y"), dep("F"), dep("S")], scope: .transient)
             try fx.register("Y", scope: .singleton)
-            try fx.register("F") { obj in obj.got.append(try fx.resolve("C").pointer) }
-            let c = try fx.register("C")
-            fx.onComplete(c) { resolver, _, obj in obj.weaks.append(try resolver.getWeak(Key("S"))) }
-            try fx.register("W", scope: .weak)
-            try fx.register("S", [dep("W")]) { _ in let got = Self.attempt(fx, "W"); seen.value.append("S asks W: " + got) }
+            try Self.registerCallbackAskingWeakS(fx, seen)
         }, "R")
         #expect(seen.filter { $0.hasPrefix("S asks W: cycle") }.count == 4, "every S refused W: \(seen)")
         #expect(log.filter { $0 == "make W" }.count == 4, "one W per S: \(log)")

@@ -23,15 +23,13 @@ import Testing
         let fx = try Fixture()
         fx.container.usesPlans = plans
         try setUp(fx)
-        PlanStats.countOnThisThread()
-        let before = PlanStats.requestsOnThisThread()
         var seen: [String] = []
         var error: String?
-        do { seen = try body(fx) } catch let e as TetherError { error = "\(e.code): \(e.message)" }
-        var requests = PlanStats.requestsOnThisThread()
-        for (name, n) in before { requests[name, default: 0] -= n }
+        let requests = try countedRequests {
+            do { seen = try body(fx) } catch let e as TetherError { error = "\(e.code): \(e.message)" }
+        }
         #expect(fx.tracker.badDrops == 0)
-        return (Outcome(log: fx.tracker.log, seen: seen, error: error), requests.filter { $0.value != 0 })
+        return (Outcome(log: fx.tracker.log, seen: seen, error: error), requests)
     }
 
     /// `run` with plans on and off: the same outcome; the requests by path with plans on.
@@ -45,10 +43,10 @@ import Testing
         return (planned, requests)
     }
 
-    /// Three resolves of `key`, each released before the next, `describe` reading each.
-    private func resolveThrice(_ fx: Fixture, _ key: String, _ describe: (Obj) -> String) throws -> [String] {
+    /// Three resolves of `key` (from `target`; the root: nil), each released before the next, `describe` reading each.
+    private func resolveThrice(_ fx: Fixture, _ key: String, in target: Container? = nil, _ describe: (Obj) -> String) throws -> [String] {
         try (0..<3).map { _ in
-            let instance = try fx.resolve(key)
+            let instance = try fx.resolve(key, in: target)
             return withExtendedLifetime(instance) { describe(Obj.of(instance)) }
         }
     }
@@ -825,24 +823,18 @@ import Testing
         for (one, completes) in [(false, false), (false, true), (true, false), (true, true)] {
             let (outcome, requests) = try expectSame({ fx in
                 let a = try fx.register("A", scope: .transient)
-                try fx.register("Req")
-                try fx.register("Y", scope: .transient)
-                if one { try fx.register("One", scope: .singleton) }
-                try fx.register("Session", [dep("Req")], scope: .container)
-                try fx.register("Late", [dep("Req")], scope: .container)
-                let handler = try fx.register("Handler", [dep("Session"), dep("Y"), dep("Late")] + (one ? [dep("One")] : []), scope: .transient)
+                let handler = try fx.registerMixedCacheShape(0, more: one ? [dep("One")] : []) { fx in
+                    if one { try fx.register("One", scope: .singleton) }
+                }
                 if completes { fx.onComplete(handler) }
                 fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("Handler")).pointer) }
             }) { fx in
                 let child = try fx.child()
                 let session = try fx.resolve("Session", in: child)
                 return try withExtendedLifetime(session) {
-                    try (0..<3).map { _ in
-                        let a = try fx.resolve("A", in: child)
-                        return withExtendedLifetime(a) {
-                            let handler = Obj.at(Obj.of(a).got[0])
-                            return "\(handler.tree()) session \(handler.depPointer(0) == session.pointer) req \(handler.dep(2).depPointer(0) != Obj.of(session).depPointer(0))"
-                        }
+                    try resolveThrice(fx, "A", in: child) { a in
+                        let handler = Obj.at(a.got[0])
+                        return "\(handler.tree()) session \(handler.depPointer(0) == session.pointer) req \(handler.dep(2).depPointer(0) != Obj.of(session).depPointer(0))"
                     }
                 }
             }
@@ -862,10 +854,7 @@ import Testing
         }) { fx in
             let child = try fx.child()
             try fx.register("C", scope: .transient, in: child, label: "child C")
-            return try (0..<3).map { _ in
-                let instance = try fx.resolve("A", in: child)
-                return withExtendedLifetime(instance) { Obj.at(Obj.of(instance).got[0]).dep(0).label }
-            }
+            return try resolveThrice(fx, "A", in: child) { a in Obj.at(a.got[0]).dep(0).label }
         }
         #expect(outcome.seen == ["child C", "child C", "child C"])
         #expect(requests == ["requests": 3, "plan": 3])
@@ -889,12 +878,8 @@ import Testing
             let child = try fx.child()
             try fx.register("C", in: child, label: "child C")
             try fx.register("S", [dep("D")], scope: .singleton, in: child, label: "child S")
-            return try (0..<3).map { _ in
-                let instance = try fx.resolve("A", in: child)
-                return withExtendedLifetime(instance) {
-                    let a = Obj.of(instance)
-                    return "B's C is A's: \(Obj.at(a.got[0]).depPointer(0) == a.depPointer(0)) \(a.dep(0).label), \(Obj.at(a.got[1]).label)"
-                }
+            return try resolveThrice(fx, "A", in: child) { a in
+                "B's C is A's: \(Obj.at(a.got[0]).depPointer(0) == a.depPointer(0)) \(a.dep(0).label), \(Obj.at(a.got[1]).label)"
             }
         }
         #expect(outcome.seen == Array(repeating: "B's C is A's: true child C, child S", count: 3))
@@ -1353,10 +1338,7 @@ import Testing
             try fx.register("D", scope: .transient, in: child)
             children.value = child
         }) { fx in
-            try (0..<3).map { _ in
-                let p = try fx.resolve("P", in: children.value!)
-                return withExtendedLifetime(p) { "W \(fx.tracker.calls("W")) K \(fx.tracker.calls("K"))" }
-            }
+            try resolveThrice(fx, "P", in: children.value!) { _ in "W \(fx.tracker.calls("W")) K \(fx.tracker.calls("K"))" }
         }
         #expect(outcome.seen == (before ? ["W 1 K 0", "W 2 K 0", "W 3 K 0"] : ["W 0 K 0", "W 0 K 0", "W 0 K 0"]))
         #expect(outcome.log.filter { $0.hasPrefix("K failed") }.count == 3)
@@ -1401,10 +1383,7 @@ import Testing
             try fx.register("D", scope: .transient, in: child)
             children.value = child
         }) { fx in
-            try (0..<3).map { _ in
-                let a = try fx.resolve("A", in: children.value!)
-                return withExtendedLifetime(a) { "W \(fx.tracker.calls("W")) K \(fx.tracker.calls("K"))" }
-            }
+            try resolveThrice(fx, "A", in: children.value!) { _ in "W \(fx.tracker.calls("W")) K \(fx.tracker.calls("K"))" }
         }
         #expect(outcome.seen == ["W 1 K 0", "W 2 K 0", "W 3 K 0"])
         #expect(outcome.log.filter { $0.hasPrefix("K failed: \(ErrorCode.cycle)") }.count == 3, "\(outcome.log)")

@@ -457,10 +457,20 @@ func servedAlike<T: Equatable>(resolves: Int, sourceLocation: SourceLocation = #
 /// The calling thread's `PlanStats` counts after `body` less those before (a test body runs on one
 /// thread): which resolves a plan served and why the others went to `Graph.build`.
 func counted(_ body: () throws -> Void) rethrows -> [String: Int] {
+    try countedDelta(PlanStats.thisThread, body)
+}
+
+/// `counted`'s of the calling thread's resolver requests (`PlanStats.requestsOnThisThread`): how many there were,
+/// found, served by a plan, and built for each reason.
+func countedRequests(_ body: () throws -> Void) rethrows -> [String: Int] {
+    try countedDelta(PlanStats.requestsOnThisThread, body)
+}
+
+private func countedDelta(_ read: () -> [String: Int], _ body: () throws -> Void) rethrows -> [String: Int] {
     PlanStats.countOnThisThread()
-    let before = PlanStats.thisThread()
+    let before = read()
     try body()
-    var delta = PlanStats.thisThread()
+    var delta = read()
     for (name, n) in before { delta[name, default: 0] -= n }
     return delta.filter { $0.value != 0 }
 }

@@ -18,6 +18,22 @@ extension Plan {
         if M.destination == .graph { run.made.update(repeating: ReferenceWords<Instance>.none, count: count) }
     }
 
+    /// A failed run's claims, released before what it made is let go of, as `Graph.abort` releases its cells before
+    /// it lets go of `alive`: a destructor that runs then holds no cell (another thread's resolve of a key claimed
+    /// beside those waits for no destructor of a key it does not ask for; one resolving on this thread claims anew).
+    /// Into a graph: what it pended and its cells (`Graph.abort`'s, which then finds none); a request's run alone: its
+    /// container steps' claims (`runRequest` ends those a declined run holds). Out of line: the cold path.
+    @inline(never)
+    func releaseClaims<B, M: RunMode>(_: M.Type, _ claims: ContainerClaims<B.Mask>?, _ locals: Locals<B>, _ graph: GraphRun?) {
+        if M.destination == .graph { return graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared(); $0.releaseCells(failed: true) } }
+        guard let claims, claims.any(1) else { return }
+        let request = locals.request.unsafelyUnwrapped.pointee
+        for n in 0..<containerSteps.count where claims.holds(n) {
+            registration(containerSteps[n], locals).borrow { r in request.resolving.borrow { $0.endScopedClaim(r, thread: request.thread) } }
+        }
+        claims.kind(1).update(repeating: 0, count: claims.width)
+    }
+
     /// Before `letGo` of a run gone on in a `PublishedVariant`'s order, failed at its `n`th made step: the steps
     /// made before it let go of last made first, as the build's abort does (that order is not step order there).
     @inline(never)

@@ -118,7 +118,7 @@ extension Plan {
             // A container step claimed late whose claim failed: the build reports it where it asks for it.
             if !late.isEmpty, let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told) {
                 progress.pointee.plan = nil
-                graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() }
+                releaseClaims(M.self, claims, locals, graph)
                 if graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
                     letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
                 } else {
@@ -138,6 +138,7 @@ extension Plan {
                 progress.pointee.plan = nil
                 // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
                 if M.requests { progress.pointee.step = i; return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() }) }
+                releaseClaims(M.self, claims, locals, graph)
                 letGo(M.self, &run, count: count)
                 return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
             }
@@ -185,7 +186,7 @@ extension Plan {
                 if M.requests { return .failure(error) }  // what it made stays in the graph (`Graph.enterAsked`)
                 if M.destination == .block { recordsAsInstances(before: i, &run, specs.unsafelyUnwrapped, locals) }
                 // (Creations pended before a RESOLVER slot's factory, `openFrames`, go in their place, not after.)
-                if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
+                releaseClaims(M.self, claims, locals, graph)
                 if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
                     // (Gone on in a `PublishedVariant`: last made first in its order, as `letGoMade`.)
                     letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph,
@@ -206,13 +207,14 @@ extension Plan {
             else { tellHits(&told, to: missed ? missing : M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
         }
         if missed {
+            if !M.requests { releaseClaims(M.self, claims, locals, graph) }
             return failMissing(M.self, &run, missing, before: end < madeSteps.count ? madeSteps[end] : count, specs, progress, locals)
         }
         if M.cuts {
             // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
             if M.requests { progress.pointee.cut = -1; return .success(false) }
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
-            if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
+            releaseClaims(M.self, claims, locals, graph)
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
             // A container step the build asks for before the one it meets: its claim's failure comes first.
             if claims != nil && claims!.failed != 0 {
@@ -225,11 +227,12 @@ extension Plan {
         if fails {
             // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
             if M.requests { progress.pointee.step = count; return .failure(failure.unsafelyUnwrapped) }
-            if makesSlots { graph.unsafelyUnwrapped.graph.borrow { $0.unpendShared() } }
+            releaseClaims(M.self, claims, locals, graph)
             if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
             return fail(M.self, &run, count: count)
         }
         if M.destination == .objects, !completionCalls.isEmpty, let error = runCompletionCalls(run) {
+            releaseClaims(M.self, claims, locals, graph)
             letGo(M.self, &run, count: count)
             return .failure(error)
         }
