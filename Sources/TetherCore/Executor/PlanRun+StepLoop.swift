@@ -18,11 +18,11 @@ extension Plan {
     }
 
     /// Whether a run of mode `M` and binding `B` has its own specialized step loop: a run untraced, not up to a
-    /// cut, without creation steps, not a resolver's request, of one-word masks. The rest (rare: a trace hook,
-    /// a cycle, a first resolve, a completion callback's request, a plan that `wideMasks`) share one loop.
+    /// cut, not a resolver's request, of one-word masks (a creating run's too: a weak key's, each resolve). The
+    /// rest (rare: a trace hook, a cycle, a completion callback's request, a plan that `wideMasks`) share one loop.
     @inline(__always)
     static func specializes<M: RunMode, B: StepBinding>(_: M.Type, _: B.Type) -> Bool {
-        !M.traced && !M.cuts && !M.creates && !M.requests && !B.Mask.isWide
+        !M.traced && !M.cuts && !M.requests && !B.Mask.isWide
     }
 
     /// `stepLoop` unspecialized: one copy for every rare mode and binding (their tests read at run time), which
