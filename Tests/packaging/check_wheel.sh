@@ -2,7 +2,8 @@
 # The Python wheel as a user gets it:
 #   - `pip wheel ./bindings/python` gives one py3-none-<platform> wheel (no Python ABI in its tag),
 #     manylinux when `auditwheel show` agrees, holding the stripped library (<= 10 MB: stripped it is 8.0 MB on 2026-11-30, the plan VM's run modes
-#     specialized, 9.3 MB on 2026-12-01, the run's step masks a type too: `WordMask` and `StepBits`, branch largemasks; unstripped it is several times that) and both headers;
+#     specialized, 9.3 MB on 2026-12-01, the run's step masks a type too: `WordMask` and `StepBits`, branch largemasks, 7.9 MB
+#     on 2026-12-01 since branch shrink, the rare run modes sharing one unspecialized step loop, `Plan.executeRare`; unstripped it is several times that) and both headers;
 #   - installed into a fresh venv and used from another directory, with no TETHER_LIBRARY and no
 #     checkout on the path: it resolves, tether.include_dir() compiles C against the package;
 #   - a build with no library to be had fails at install time, saying what to do;

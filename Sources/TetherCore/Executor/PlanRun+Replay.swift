@@ -78,7 +78,7 @@ extension Plan {
         return replay(M.self, into: graph, made, specs, progress, Locals<OwnSteps>(base: progress.pointee.locals), lookup: lookup)
     }
 
-    @inline(never)
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")  // rare: one copy (`executeRare`)
     private func replayAskedChild<M: RunMode>(_: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                               _ progress: UnsafeMutablePointer<PlanProgress>, lookup: Container) -> Result<Bool, TetherError> {
         replay(M.self, into: graph, made, specs, progress, Locals<ChildSteps>(base: progress.pointee.locals), lookup: lookup)
@@ -156,7 +156,7 @@ extension Plan {
     /// `replayRequest` of a plan that `wideMasks`: its claims' words (`RequestRun.wide`) in a buffer sized for it. Such
     /// a plan has no creation steps, slots or completion callbacks (`Recorder.finishSlots`): the graph's one-word masks
     /// (`Graph.claimedSkip`, `lateContainerClaims`, `unclaimedUnder`) stay empty. Out of line, as `replayLarge`.
-    @inline(never)
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")  // rare: one copy (`executeRare`)
     func replayWideRequest<M: RunMode>(_ mode: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                                _ progress: UnsafeMutablePointer<PlanProgress>, _ arguments: UnsafeBufferPointer<Argument>,
                                                lookup: Container) -> Result<Bool, TetherError> {
@@ -184,7 +184,7 @@ extension Plan {
         // (A large plan's out of line, as `runLarge`.)
         let outcome = isLarge ? replayLarge(M.self, into: graph, made, specs, progress, locals, lookup: lookup)
             : withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Plan.maxSlots) {
-                replaySteps(M.self, into: graph, made, specs, progress, locals, lookup: lookup, words: $0.baseAddress!)
+                replaySteps(M.self, into: graph, made, specs, progress, locals, lookup: lookup, words: $0.baseAddress!, rare: false)
             }
         if !M.requests, case .success(true) = outcome {
             // Those made before a step with a RESOLVER slot were entered before its factory (`openFrames`).
@@ -207,21 +207,21 @@ extension Plan {
     @inline(__always)
     private func replaySteps<M: RunMode, B>(_: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>, lookup: Container,
-                                            words: UnsafeMutablePointer<UInt64>) -> Result<Bool, TetherError> {
+                                            words: UnsafeMutablePointer<UInt64>, rare: Bool) -> Result<Bool, TetherError> {
         // A graph's run makes no block: no pointers of its own.
         var run = RunState(made: made.base, pointers: made.base, words: words)
         if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
         if M.traced && M.requests { run.asking = .init(graph) }
-        return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)))
+        return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)), rare: rare)
     }
 
     /// `replaySteps` of a plan that `isLarge`: the slots' words sized for its largest factory (on the heap past 1 KiB).
-    @inline(never)
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")  // rare: one copy (`executeRare`)
     private func replayLarge<M: RunMode, B>(_: M.Type, into graph: Graph, _ made: ReferenceWords<Instance>, _ specs: ThreadSpecs,
                                             _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
                                             lookup: Container) -> Result<Bool, TetherError> {
         withUnsafeTemporaryAllocation(of: UInt64.self, capacity: max(mostSlots, 1)) {
-            replaySteps(M.self, into: graph, made, specs, progress, locals, lookup: lookup, words: $0.baseAddress!)
+            replaySteps(M.self, into: graph, made, specs, progress, locals, lookup: lookup, words: $0.baseAddress!, rare: true)
         }
     }
 

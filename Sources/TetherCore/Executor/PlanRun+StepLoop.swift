@@ -7,10 +7,37 @@ extension Plan {
     /// then, in object mode, the completion calls. False: the plan declined (a shared or container
     /// step not there, before any factory ran). On a decline or a failure `made` holds nothing
     /// (`letGo`); on success what the mode's caller makes of it (a root, a block, the graph's).
+    /// The loop of mode `M` and binding `B` is inlined in the run's entry, specialized, when `specializes`
+    /// (the shapes runs take often); other modes', and `rare` (a plan that `isLarge`), go to `executeRare`.
     @inline(__always)
     func execute<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ specs: ThreadSpecs?,
-                                        _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
-                                        into graph: GraphRun? = nil) -> Result<Bool, TetherError> {
+                                _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
+                                into graph: GraphRun? = nil, rare: Bool = false) -> Result<Bool, TetherError> {
+        if rare || !Plan.specializes(M.self, B.self) { return executeRare(M.self, &run, specs, progress, locals, into: graph) }
+        return stepLoop(M.self, &run, specs, progress, locals, into: graph)
+    }
+
+    /// Whether a run of mode `M` and binding `B` has its own specialized step loop: a run untraced, not up to a
+    /// cut, not a resolver's request, of one-word masks (a creating run's too: a weak key's, each resolve). The
+    /// rest (rare: a trace hook, a cycle, a completion callback's request, a plan that `wideMasks`) share one loop.
+    @inline(__always)
+    static func specializes<M: RunMode, B: StepBinding>(_: M.Type, _: B.Type) -> Bool {
+        !M.traced && !M.cuts && !M.requests && !B.Mask.isWide
+    }
+
+    /// `stepLoop` unspecialized: one copy for every rare mode and binding (their tests read at run time), which
+    /// keeps the library's size from growing with each mode's and binding's combinations.
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
+    func executeRare<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ specs: ThreadSpecs?,
+                                    _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
+                                    into graph: GraphRun?) -> Result<Bool, TetherError> {
+        stepLoop(M.self, &run, specs, progress, locals, into: graph)
+    }
+
+    @inline(__always)
+    private func stepLoop<B, M: RunMode>(_: M.Type, _ run: inout RunState, _ specs: ThreadSpecs?,
+                                         _ progress: UnsafeMutablePointer<PlanProgress>, _ locals: Locals<B>,
+                                         into graph: GraphRun?) -> Result<Bool, TetherError> {
         let count = steps.count
         if M.destination != .graph { run.made.initialize(repeating: ReferenceWords<Instance>.none, count: count) }
         // A decline notes why, for `PlanStats` (the build that follows counts it). A value no container

@@ -152,15 +152,17 @@ extension Plan {
         if wideMasks { return runWideRequest(M.self, specs, progress, arguments, from: container, thread: thread, tracer: tracer) }
         var waits = 0
         let builtSince = progress.pointee.builtSince  // before a factory's nested resolve writes it
+        // (Traced: `runTraced`'s tracer, known there, so the traced copy inlines no untraced run.)
+        let traced: Borrowed<Tracer>? = M.traced ? tracer.unsafelyUnwrapped : nil
         while true {
             var request = RequestRun(resolving: .init(container), thread: thread, builtSince: builtSince)
             let outcome = withUnsafeMutablePointer(to: &request) { request in
                 if hasLocals {
                     return run(specs, progress, Locals<ChildRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
-                               tracer: M.traced ? tracer : nil)
+                               tracer: traced)
                 }
                 return run(specs, progress, Locals<OwnRequestSteps>(base: progress.pointee.locals, arguments: arguments.baseAddress, request: request),
-                           tracer: M.traced ? tracer : nil)
+                           tracer: traced)
             }
             // Claims a failed or declined run still holds (a run that succeeded published them).
             if request.words.1 != 0 { endClaims(WordMask(word: request.words.1), progress, from: container, thread: thread) }
@@ -170,7 +172,7 @@ extension Plan {
             if request.words.0 != 0, case .success(nil) = outcome, progress.pointee.decline == .containerHeld, request.words.3 == 0,
                request.words.0.nonzeroBitCount + request.words.1.nonzeroBitCount == containerSteps.count,
                let ran = runVariant(request.words.0, specs, progress, arguments, from: container, thread: thread,
-                                    tracer: M.traced ? tracer : nil) {
+                                    tracer: traced) {
                 return ran
             }
             guard request.words.3 != 0, waitedForHeld(request.words.3, &waits, progress, thread: thread) else { return outcome }
@@ -179,7 +181,7 @@ extension Plan {
 
     /// `runRequest` of a plan that `wideMasks`: its claims' words (`RequestRun.wide`) in a buffer sized for it; no
     /// `mixedVariant` (their key is a word). Out of line, as `runLarge`.
-    @inline(never)
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")  // rare: one copy (`executeRare`)
     private func runWideRequest<M: RunMode>(_: M.Type, _ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                                             _ arguments: UnsafeBufferPointer<Argument>, from container: Container,
                                             thread: UnsafeMutableRawPointer, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError> {
@@ -287,7 +289,7 @@ extension Plan {
     /// the closure's capture of the plan cost every run a retain and a release of it (its count, one
     /// line every core's runs of the plan wrote). The plan needs no count: its registration keeps it,
     /// a replaced one retired by the reclaimer until every call under way has ended (`Registration+Plans`).
-    @inline(never)
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")  // rare: one copy (`executeRare`)
     func runLarge<B>(_ specs: ThreadSpecs, _ progress: UnsafeMutablePointer<PlanProgress>,
                              _ locals: Locals<B>, tracer: Borrowed<Tracer>?) -> Result<Ref<Instance>?, TetherError> {
         if let tracer { return separately(TracedInstances.self, specs, progress, locals, tracer: tracer, large: true) }
@@ -301,7 +303,7 @@ extension Plan {
         withRunState(M.self, large: large) { run in
             if M.traced { run.tracer = tracer }
             // Every other step is some step's input, so its instance went to that step's edges.
-            let outcome = execute(M.self, &run, specs, progress, locals).map { $0 ? run.instances.take(steps.count - 1) : nil }
+            let outcome = execute(M.self, &run, specs, progress, locals, rare: large).map { $0 ? run.instances.take(steps.count - 1) : nil }
             // The root holds them meanwhile.
             if B.readsRequest && hasContainer, case .success(_?) = outcome { publishContainer(run, locals) }
             return outcome
@@ -330,7 +332,7 @@ extension Plan {
         // An object plan has no local steps and no arguments (`Recorder.objects`).
         let locals = Locals<OwnSteps>(base: progress.pointee.locals)
         return withRunState(SwiftObjects.self, large: large) { run in
-            switch execute(SwiftObjects.self, &run, ThreadSpecs?.none, progress, locals) {
+            switch execute(SwiftObjects.self, &run, ThreadSpecs?.none, progress, locals, rare: large) {
             case .failure(let error): return .failure(error)
             case .success(false): return .declined
             case .success(true):
