@@ -179,13 +179,7 @@ import Testing
                 published.value += 1
             }
             defer { Registration.setAfterWarmCheck(nil); Graph.setBeforeClaimingCreations(nil) }
-            return try counted {
-                let before = PlanStats.requestsOnThisThread()
-                t = try fx.resolve("T")
-                requests = PlanStats.requestsOnThisThread()
-                for (name, n) in before { requests[name, default: 0] -= n }
-                requests = requests.filter { $0.value != 0 }
-            }
+            return try counted { requests = try requestsCounted { t = try fx.resolve("T") } }
         }
         #expect(counts == ["resolves": 1], "\(counts)")
         #expect(requests == ["requests": 1, "plan": 1], "served by the plan picked under the kept claims: \(requests)")

@@ -1,7 +1,7 @@
 // Branch picks (the third; issue 28): caches another thread changes under every creation plan picked, its claims
-// let go of each time (a run finding a leaf gone, a run up to a cut finding a key published) or kept past
-// `Graph.maxKeptPicks` in a resolver's request: past the bound the resolve (or the request) claims every cell its
-// build would claim and holds the weak keys cached (`Graph.claimInOrder(evenOne:)`), then picks once more, which no
+// let go of each time (a run finding a leaf gone, a run up to a cut finding a key published; kept ones in a
+// resolver's request: `KeptCutPlanTests`): past the bound the resolve claims every cell its build would claim and
+// holds the weak keys cached (`Graph.claimInOrder(evenOne:)`), then picks once more, which no
 // other thread can change under it (before: the build, `notCached`, `sharedRoot`, `creationPicks`). And a failing
 // plan's variant walked after the configuration changed (`failureUnderContainer` before: not recorded, the resolve
 // picking again, then the build): recorded for the configuration its walk sees. Races forced with the hooks, no sleeps.
@@ -78,11 +78,7 @@ import Testing
                 if k < n {
                     onThreads(1) { _ in _ = try? fx.resolve("S\(k)") }
                 } else if k == n {
-                    onThreads(1) { _ in
-                        refused.value = WaitMode.run(noWait: true) { () -> String in
-                            do { _ = try fx.resolve("S\(n)"); return "made" } catch let e as TetherError { return "\(e.code)" } catch { return "?" }
-                        }.result
-                    }
+                    refused.value = resolvedNoWaitElsewhere(fx, "S\(n)")
                 }
             }
             defer { Graph.setBeforeClaimingCreations(nil) }
@@ -97,75 +93,6 @@ import Testing
         for k in 1..<n { #expect(fx.tracker.made("S\(k)") == 1, "S\(k): the other thread's") }
         #expect(fx.tracker.made("S\(n)") == 1 && fx.tracker.dropped("S\(n)") == 1, "S\(n): made up to the cut, let go of")
         #expect(fx.tracker.made("H") == 0 && fx.tracker.made("X") == 1)
-        #expect(fx.tracker.badDrops == 0)
-    }
-
-    /// `KeptCutPlanTests.keysPublishedPastMaxKeptPicksRunAPlan`'s shape in a resolver's request: T's RESOLVER slot's
-    /// get of Root over B1..B18 (weak, each over a graph-scoped D) and C1..C18 (each over its D), every B cached
-    /// but B1: before the kth request's claims (`claimAsked`) Bk published by another thread (a run cannot take it: Ck
-    /// takes Dk under it) and B(k+1) let go of, so every pick's claims are kept (`keepClaims(request:)`) past
-    /// `Graph.maxKeptPicks` (the request built, `creationPicks`, before). Past the bound the request claims B18
-    /// (`claimInOrder`) and picks once more: the other thread's no-wait resolve of B18 is refused, its run serves it.
-    @Test func keysPublishedPastMaxKeptPicksOfARequestRunAPlan() throws {
-        let fx = try Fixture()
-        let n = 18
-        try fx.register("Root", (1...n).flatMap { [dep("B\($0)"), dep("C\($0)")] }, scope: .transient)
-        for k in 1...n {
-            try fx.register("B\(k)", [dep("D\(k)")], scope: .weak)
-            try fx.register("C\(k)", [dep("D\(k)")], scope: .transient)
-            try fx.register("D\(k)")
-        }
-        let bridge = fx.bridge
-        try fx.register("T", [.resolver], scope: .transient) { obj in
-            guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
-            obj.got.append(try r.get(Key("Root")).pointer)
-        }
-        let holders = Box<[Int: Instance]>([:])
-        do {  // the warm plans, every leaf cached; then B1 let go of
-            for k in 1...n { holders.value[k] = try fx.resolve("B\(k)") }
-            _ = try fx.resolve("T")
-            holders.value[1] = nil
-        }
-        let refused = Box("")
-        let calls = Box(0)
-        let root = try #require(fx.container.registration(for: Key("Root")))
-        var t: Instance?
-        var requests: [String: Int] = [:]
-        let counts = try withTestHook {
-            Graph.setBeforeClaimingCreations { r in
-                guard r === root else { return }
-                calls.value += 1
-                let k = calls.value
-                if k < n {
-                    onThreads(1) { _ in holders.value[k] = try? fx.resolve("B\(k)") }
-                    holders.value[k + 1] = nil
-                } else if k == n {
-                    onThreads(1) { _ in
-                        refused.value = WaitMode.run(noWait: true) { () -> String in
-                            do { _ = try fx.resolve("B\(n)"); return "made" } catch let e as TetherError { return "\(e.code)" } catch { return "?" }
-                        }.result
-                    }
-                }
-            }
-            defer { Graph.setBeforeClaimingCreations(nil) }
-            return try counted {
-                let before = PlanStats.requestsOnThisThread()
-                t = try fx.resolve("T")
-                requests = PlanStats.requestsOnThisThread()
-                for (name, n) in before { requests[name, default: 0] -= n }
-                requests = requests.filter { $0.value != 0 }
-            }
-        }
-        #expect(counts == ["resolves": 1], "\(counts)")
-        #expect(requests == ["requests": 1, "plan": 1], "served by the plan picked under the held claims: \(requests)")
-        #expect(calls.value == n, "a request's claims per pick: \(calls.value)")
-        #expect(refused.value == "\(ErrorCode.wouldBlock)", "B\(n) claimed before the last pick: \(refused.value)")
-        let made = Obj.at(Obj.of(try #require(t)).got[0])
-        for k in 1..<n { #expect(made.depPointer(2 * (k - 1)) == holders.value[k]?.pointer, "B\(k): the one published at the claims") }
-        #expect(made.dep(2 * (n - 1)).label == "B\(n)" && fx.tracker.isLive(made.depPointer(2 * (n - 1))))
-        #expect(fx.tracker.made("B\(n)") == 2 && fx.tracker.made("Root") == 2)
-        t = nil
-        holders.value = [:]
         #expect(fx.tracker.badDrops == 0)
     }
 

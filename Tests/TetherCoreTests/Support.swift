@@ -454,6 +454,28 @@ func servedAlike<T: Equatable>(resolves: Int, sourceLocation: SourceLocation = #
     return (run.logs[0], run.seen[0])
 }
 
+/// `counted`'s of the calling thread's resolvers' requests (`PlanStats.requestsOnThisThread`): after `body` less before.
+func requestsCounted(_ body: () throws -> Void) rethrows -> [String: Int] {
+    PlanStats.countOnThisThread()
+    let before = PlanStats.requestsOnThisThread()
+    try body()
+    var delta = PlanStats.requestsOnThisThread()
+    for (name, n) in before { delta[name, default: 0] -= n }
+    return delta.filter { $0.value != 0 }
+}
+
+/// `key` resolved on another thread that must not wait (`WaitMode`), while this one waits for it: "made", or the
+/// error's code (a cell this thread holds: `wouldBlock`).
+func resolvedNoWaitElsewhere(_ fx: Fixture, _ key: String) -> String {
+    let outcome = Box("")
+    onThreads(1) { _ in
+        outcome.value = WaitMode.run(noWait: true) { () -> String in
+            do { _ = try fx.resolve(key); return "made" } catch let e as TetherError { return "\(e.code)" } catch { return "?" }
+        }.result
+    }
+    return outcome.value
+}
+
 /// The calling thread's `PlanStats` counts after `body` less those before (a test body runs on one
 /// thread): which resolves a plan served and why the others went to `Graph.build`.
 func counted(_ body: () throws -> Void) rethrows -> [String: Int] {
