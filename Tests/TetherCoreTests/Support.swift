@@ -454,6 +454,18 @@ func servedAlike<T: Equatable>(resolves: Int, sourceLocation: SourceLocation = #
     return (run.logs[0], run.seen[0])
 }
 
+/// `key` resolved on another thread that must not wait (`WaitMode`), while this one waits for it: "made", or the
+/// error's code (a cell this thread holds: `wouldBlock`).
+func resolvedNoWaitElsewhere(_ fx: Fixture, _ key: String) -> String {
+    let outcome = Box("")
+    onThreads(1) { _ in
+        outcome.value = WaitMode.run(noWait: true) { () -> String in
+            do { _ = try fx.resolve(key); return "made" } catch let e as TetherError { return "\(e.code)" } catch { return "?" }
+        }.result
+    }
+    return outcome.value
+}
+
 /// The calling thread's `PlanStats` counts after `body` less those before (a test body runs on one
 /// thread): which resolves a plan served and why the others went to `Graph.build`.
 func counted(_ body: () throws -> Void) rethrows -> [String: Int] {

@@ -137,7 +137,7 @@ extension Graph {
                 || (hit != nil && meeting) {
                 // A dead weak instance to revive where the plan does not, which the build handles if no plan
                 // picked next does. (Published meanwhile, in a run up to a cut: the plan picked next.)
-                progress.pointee.decline = hit != nil ? .creationPicks : step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached
+                progress.pointee.decline = step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached
                 hit?.release()
                 dropClaimedHits()
                 releaseCells()
@@ -269,7 +269,7 @@ extension Graph {
     /// `checkBeforeNotWaiting`, skips the cells this graph holds, and finds none of them another thread's.)
     func endClaims(_ plan: Borrowed<Plan>, from container: Container) -> Bool {
         if claimedHits.isEmpty || takesClaimedHits(plan, from: container) { return true }
-        progress.pointee.decline = .creationPicks
+        progress.pointee.decline = .notCached
         return keepClaims()
     }
 
@@ -442,7 +442,7 @@ extension Graph {
             // (No cell, no hit: claimed further out on this thread and not made there, `createUnderOuter`: the run makes it
             // under that claim, `madeCreation`, as `claimCreations`' run does and the build.)
             if revives || hit != nil {
-                progress.pointee.decline = hit != nil ? .creationPicks : step == last ? .sharedRoot : .notCached
+                progress.pointee.decline = step == last ? .sharedRoot : .notCached
                 hit?.release()
                 dropClaimedHits()
                 releaseCells()

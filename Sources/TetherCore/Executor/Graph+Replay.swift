@@ -22,7 +22,7 @@ extension Graph {
         while true {
             do throws(TetherError) {
                 var built: Int?
-                var picks = 0
+                var picks = 0, holding = false
                 while built == nil, let replayed = plan {
                     // A step under construction further out on this thread: the plan runs up to where the
                     // build asks for it, and reports the cycle (`replayMeeting`), unless it is one that does not.
@@ -48,13 +48,17 @@ extension Graph {
                     // Its claims kept (`endClaims`): the plan for the state they found, under them.
                     let kept = keptClaims
                     keptClaims = false
-                    // Past `maxKeptPicks`: the claims kept, every other cell the build would claim claimed too, and the
-                    // weak keys cached held (`claimInOrder`, as a no-wait resolve's first claims): no other thread changes
-                    // the state they hold, so the plan picked for it once more finds it as it is and serves it.
-                    let holdsAll = kept && picks == Self.maxKeptPicks + 1
-                    if holdsAll { try claimInOrder(registration, from: container, evenOne: true) }
-                    plan = picks <= Self.maxCreationPicks || kept && (picks <= Self.maxKeptPicks || holdsAll)
-                        ? Self.creationPlan(registration, from: container, progress) : nil
+                    // Past the bound (`maxKeptPicks` after claims kept, else `maxCreationPicks`: claims let go of, a leaf
+                    // gone): every cell the build would claim claimed (those kept its own) and the weak keys cached held
+                    // (`claimInOrder`, as a no-wait resolve's first claims): no other thread changes the state they hold,
+                    // so the plan picked for it once more finds it as it is and serves it (one declining all the same, a
+                    // singleton reset or the configuration changed under them: the build).
+                    if picks > (kept ? Self.maxKeptPicks : Self.maxCreationPicks) {
+                        if holding { plan = nil; break }
+                        holding = true
+                        try claimInOrder(registration, from: container, evenOne: true)
+                    }
+                    plan = Self.creationPlan(registration, from: container, progress)
                 }
                 if built != nil {
                     progress.pointee.decline = nil  // a warm plan's decline, served by the plan picked after it

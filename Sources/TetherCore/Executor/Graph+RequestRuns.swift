@@ -16,18 +16,24 @@ extension Graph {
     /// graph has, or a step below a key the graph has that a step it makes takes (`Plan.takeFromGraph`).
     /// A request whose creation steps' claims found keys another thread published that its run cannot take
     /// (`claimAsked`) keeps those claims (`keepClaims`) and picks its plan again, for the state they found, as `run`
-    /// does (at most `maxKeptPicks` times).
+    /// does (past `maxKeptPicks` times, once more holding every key its build would claim, as `run`).
     @inline(never)
     func runAsked(_ registration: Registration, from lookup: Container, declined reason: inout Plan.Decline?,
                           _ counts: PlanStats.Counts?, creating: Bool = false) throws(TetherError) -> Int? {
         if requestRunning { return try runAskedMeanwhile(registration, from: lookup, declined: &reason, counts, creating: creating) }
-        var picks = 0
+        var picks = 0, holding = false
         while true {
             let built = try runAskedPick(registration, from: lookup, declined: &reason, counts, creating: creating)
             guard keptAskedClaims else { return built }
             keptAskedClaims = false
             picks += 1
-            guard picks <= Self.maxKeptPicks else { return built }
+            if picks > Self.maxKeptPicks {
+                guard !holding else { return built }
+                holding = true
+                // (From where its pick looks up: a singleton's or weak key's own container, `runAskedPick`.)
+                let own = registration.specReference.borrow { $0.scope.resolvesFromOwnContainer }
+                try claimInOrder(registration, from: own ? registration.container : lookup, evenOne: true)
+            }
             reason = nil
         }
     }
@@ -305,7 +311,7 @@ extension Graph {
                             _ progress: UnsafeMutablePointer<PlanProgress>, cutting: Bool, cut: Bool) -> Bool {
         let inOrderBefore = claimedInOrder
         let last = plan.borrow { $0.stepCount } - 1
-        var declined: Plan.Decline?
+        var declined: Plan.Decline?, keeps = false
         // Container steps found cached (the build never asks for what is under them), creation steps found
         // published (nor under those): as `claimWithContainerSteps`.
         var cachedContainers: [Int] = []
@@ -359,12 +365,14 @@ extension Graph {
                 break
             }
         }
-        if declined == nil && !claimedHits.isEmpty && !takesClaimedHits(plan, from: container, keeping: cellsBefore) { declined = .creationPicks }
+        if declined == nil && !claimedHits.isEmpty && !takesClaimedHits(plan, from: container, keeping: cellsBefore) {
+            (declined, keeps) = (.notCached, true)
+        }
         guard let declined else { return true }
         progress.pointee.decline = declined
         refusedClaim = nil
         // Keys published it cannot take: the claims kept (the graph's from then on) for the plan picked next (`runAsked`).
-        if declined == .creationPicks { return keepClaims(request: true) }
+        if keeps { return keepClaims(request: true) }
         dropClaimedHits()
         releaseCells(from: cellsBefore)
         claimedInOrder = inOrderBefore

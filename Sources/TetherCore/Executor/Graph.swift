@@ -393,12 +393,13 @@ final class Graph {
     }
 
     /// How often a resolve picks a creation plan again after the one it picked found the caches
-    /// changed in a way its run cannot take (`claimCreations`: a key another thread published that a
-    /// step still made needs under it, a weak one died, a leaf reset) before it builds instead.
+    /// changed in a way its run cannot take (`claimCreations`: a key another thread published in a run up to a
+    /// cut, a weak one died, a leaf reset), its claims let go of, before it holds every key its build would
+    /// claim and picks once more (`run`).
     static let maxCreationPicks = 4
     /// How often a resolve picks again after its claims were kept (`keptClaims`): each such pick follows a key found
     /// published, held from then on (`heldAhead`), so the picks end when the keys do; a bound all the same, past
-    /// which the resolve holds every key its build would claim and picks once more (`run`).
+    /// which the resolve (a resolver's request too, `runAsked`) holds every key its build would claim and picks once more.
     static let maxKeptPicks = 16
 
     /// A container step's claim failed (`claimContainerStep`): the error the replay reports where the build would.

@@ -43,8 +43,9 @@ extension Registration {
     private static func picked(_ plan: Borrowed<Plan>?, _ container: Container,
                                _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
         guard let plan, !plan.borrow({ $0.declines }) else { return nil }
-        // (A failing plan's variant whose walk declined: the build serves that state, `Plan.declinedVariant`.)
-        let picked = plan.borrow { $0.pickedForCaches(container, locals) }
+        // (A failing plan's variant whose walk declined: the build serves that state, `Plan.declinedVariant`; none
+        // recorded, a child's component changed since the pick: the caller's next pick, `creationPlan`.)
+        guard let picked = plan.borrow({ $0.pickedForCaches(container, locals) }) else { return nil }
         return picked.borrow { $0.declines } ? nil : picked
     }
 

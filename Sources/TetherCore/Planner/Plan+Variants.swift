@@ -7,12 +7,11 @@ extension Plan {
     /// The plan a run of this one is for the resolving container's caches now: a failing plan whose error the
     /// walk met under container-scoped frames (`Failing.containers`) is the build's only while none of those is
     /// cached there; the outermost cached one's `Failing.variants` plan (itself picked so) else (`variant(forCached:)`
-    /// over `cachedNow`). `locals`: a child's plan's, written by `fits` (a local frame's registration).
-    func pickedForCaches(_ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
-        guard failing?.variants != nil, case let cached = cachedNow(in: container, locals),
-              let variant = variant(forCached: cached.bits, count: cached.count, from: container, locals),
-              variant !== self else { return .init(self) }
-        return variant.pickedForCaches(container, locals)
+    /// over `cachedNow`). `locals`: a child's plan's, written by `fits` (a local frame's registration). Nil: that
+    /// variant not recorded (a child's component changed since the pick, `failingVariant`), the caller picks again.
+    func pickedForCaches(_ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
+        guard failing?.variants != nil, case let cached = cachedNow(in: container, locals), cached.count > 0 else { return .init(self) }
+        return variant(forCached: cached.bits, count: cached.count, from: container, locals)?.pickedForCaches(container, locals)
     }
 
     /// Which plan serves a run of this one that found `cached` (a bit each, `cachedNow`: read from the caches, or a
@@ -36,7 +35,7 @@ extension Plan {
                  _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Plan? {
         let count = count ?? cached.nonzeroBitCount
         if count == 0 { return self }
-        if let failing { return failing.variants == nil ? self : failingVariant(cached.trailingZeroBitCount, container, locals).object }
+        if let failing { return failing.variants == nil ? self : failingVariant(cached.trailingZeroBitCount, container, locals)?.object }
         if count == containerSteps.count { return cachedVariant ?? (cut || createsShared ? mixedVariant(cached) : nil) }
         return mixedVariant(cached)
     }
@@ -91,9 +90,11 @@ extension Plan {
 
     /// The variant of container frame `failing.containers[n]` (`Failing.variants`), recorded now if no pick needed it
     /// before (as `mixedVariant`, per state under the store's lock): walked from `container` for a child's plan (the
-    /// resolving child, which `fits` it). A declined plan when its walk declines (the build serves that state), or
-    /// when the configuration (or a child's component) changed since this plan was recorded (not kept: a race).
-    func failingVariant(_ n: Int, _ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan> {
+    /// resolving child, which `fits` it), for the configuration that walk sees: one changed since this plan's pick (a
+    /// race) is the state the build walks then too. A declined plan when its walk declines (the build serves that
+    /// state). Nil when a child's component changed since the pick (a race: its slots are not those `fits` wrote; not
+    /// kept): the caller picks again, for the child as it is (`Registration.picked`: nil).
+    func failingVariant(_ n: Int, _ container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Borrowed<Plan>? {
         let failing = failing.unsafelyUnwrapped
         let frame = failing.containers[n]
         let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
@@ -102,7 +103,7 @@ extension Plan {
         let recorded = failing.variants.unsafelyUnwrapped.plans.withLock { plans -> Plan? in
             if let known = plans.first(where: { $0.cached == UInt(n) }) { return known.plan }
             let root = failing.root.unsafelyUnwrapped.object
-            guard root.container.configuration == configuration else { return nil }
+            let configuration = root.container.configuration
             let plan: Plan
             do throws(Decline) {
                 plan = try Self.recordVariant(root, configuration: configuration, creating: failing.creating,
@@ -114,11 +115,8 @@ extension Plan {
             plans.append((UInt(n), plan))
             return plan
         }
-        return .init(recorded ?? Self.unrecordedVariant)
+        return recorded.map { .init($0) }
     }
-
-    /// What `failingVariant` returns when the configuration changed meanwhile: the build serves that run.
-    private static let unrecordedVariant = declined(0, .failureUnderContainer)
 
     /// A variant's walk (`failingVariant`): as the failing plan's, `leaves` taken from their caches. A child's creating walk
     /// that creates nothing: its warm plan.

@@ -18,10 +18,9 @@ extension Plan {
         case sharedRoot, cycle, containerInput
         // (`tooLarge` before branch graphmasks: a container step past the 64th step in a plan that replays into a graph,
         // whose one-word masks the graph's are now `StepBits`, `Graph.claimedSkip`, `lateContainerClaims`, `unclaimedUnder`.)
-        /// A failing plan's variant (`Plan.Failing.variants`, recorded on its first pick, `Plan.failingVariant`) not recorded:
-        /// the configuration (or a child's component) changed between the pick and its walk (a race; a frame under a
-        /// singleton from further up, or variants nested past four leaves, before branch failunder2).
-        case failureUnderContainer
+        // (`failureUnderContainer` before the third branch picks: a failing plan's variant, `Plan.failingVariant`, not
+        // recorded when the configuration changed between the pick and its walk, which records it for the configuration
+        // it sees now; a child's component changed: the resolve picks again, `Plan.pickedForCaches`' nil.)
         // (`foreignCreation` before branch strictlevels: a stacked level's singleton in a strict container, which
         // the component keys now, `Plan.ComponentSlot.keysStrict`; `childTable` before branch childtable: a component
         // past `Plan.maxSteps` slots or with a cleared slot, which `locals` grown per plan and `Plan.ComponentSlot.cleared` plan;
@@ -37,7 +36,10 @@ extension Plan {
         /// `arguments` before branch resolverslot2, counted only where `finishSlots` declined a failing plan's slot).
         case metFailure
         // A run, before any factory ran.
-        case notCached, containerHeld, creationPicks
+        case notCached, containerHeld
+        // (`creationPicks` before the third branch picks: caches another thread changed under every creation plan picked,
+        // past `Graph.maxCreationPicks` or `maxKeptPicks`, which the resolve now holds every key its build would claim
+        // for, then picks once more, `Graph.run`, `runAsked`.)
         /// None of the above (a plan recorded but not installed, say).
         case other
         // A resolver's request (a RESOLVER slot's or a completion callback's get): counted apart (`PlanStats.Counts.countRequest`).
@@ -50,15 +52,13 @@ extension Plan {
         var text: String {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
-            case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under every pick (past Graph.maxCreationPicks)"
+            case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under the keys held past Graph.maxCreationPicks (a singleton reset, the configuration changed)"
             case .cycle: "a constructor cycle no plan reports: a nested resolve's plan that meets a step further out (Plan.meets) where Plan.meeting finds no cut (none known since branch requests)"
-            case .failureUnderContainer: "a failing plan's variant for a container-scoped key found cached not recorded: the configuration or the child's component changed between the pick and its walk (a race)"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a traced run up to a cut (a nested resolve's or a request's) finding the container steps cached, a container step claimed late (a described plan: any made one)"
             case .described: "a shape only a described plan declines (never a resolve's)"
             case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
-            case .notCached: "at run time: a shared dependency not cached that no plan makes (a dead weak one a binding would revive, one of whose own dependencies a later step takes too, in a run that does not switch to a PublishedVariant: up to a cut, a request's, over container steps; or caches changing under every pick, past Graph.maxCreationPicks; a value none provides before a container step's failed claim that only a step past its first asker, under a cached container step, asks for)"
+            case .notCached: "at run time: a shared dependency not cached that no plan makes (a dead weak one a binding would revive, one of whose own dependencies a later step takes too, in a run that does not switch to a PublishedVariant: up to a cut, a request's, over container steps; or caches changing under the keys held past Graph.maxCreationPicks: a singleton reset, the configuration changed; a value none provides before a container step's failed claim that only a step past its first asker, under a cached container step, asks for)"
             case .containerHeld: "at run time, in the graph's replay: some container steps cached with a step they asked for taken by one made, where no plan for that set of cached steps serves (Plan.mixedVariant: a walk that does not fit, a set not every container step of was looked at, a creating or request run up to a cut, which do not switch; past Plan.maxMixedVariants one recorded for the run since branch creatingmixed), or one a cut run asks for cached where no plan with it a leaf serves (a creating, request, failing or child's plan; since branch cutswitch a cut run switches) (a claim refused to a thread that must not wait or acts for a token is the run's error where the build asks, since branch cyclecut)"
-            case .creationPicks: "at run time: the caches changed under each creation plan picked, the last time by a key another thread published before the claims that the run could not take (a step still made takes a step under it the run would make), its claims let go of (a run up to a cut; a key under a cached container step or to revive) past Graph.maxCreationPicks, or kept for the next pick (Graph.keepClaims; a resolver's request's too, Graph.runAsked) and past Graph.maxKeptPicks every key claimed or held for one more pick, which declined all the same: the build claims as it goes"
             case .other: "other"
             case .requestInGraph: "a resolver's request whose creation plan past 64 steps has a key this graph constructs (no cut run of it), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks), or a failing plan's open frame the graph has (the build takes it)"
             case .requestNested: "a resolver's request whose creation plan past 64 steps meets a key the thread constructs further out (Reentry): no run up to a cut of it"
