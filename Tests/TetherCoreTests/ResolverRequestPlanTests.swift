@@ -10,7 +10,7 @@ import Testing
 @testable import TetherCore
 
 @Suite struct ResolverRequestPlanTests {
-    private struct Outcome: Equatable {
+    struct Outcome: Equatable {
         var log: [String]
         var seen: [String]
         var error: String?
@@ -18,7 +18,7 @@ import Testing
 
     /// Registers with `setUp`, then runs `body` (three resolves, say) with plans on or off: what it
     /// logged and saw, and this thread's resolver requests by path over it.
-    private func run(plans: Bool, _ setUp: (Fixture) throws -> Void,
+    func run(plans: Bool, _ setUp: (Fixture) throws -> Void,
                      _ body: (Fixture) throws -> [String]) throws -> (Outcome, [String: Int]) {
         let fx = try Fixture()
         fx.container.usesPlans = plans
@@ -35,7 +35,7 @@ import Testing
     }
 
     /// `run` with plans on and off: the same outcome; the requests by path with plans on.
-    private func expectSame(_ setUp: (Fixture) throws -> Void, _ body: (Fixture) throws -> [String],
+    func expectSame(_ setUp: (Fixture) throws -> Void, _ body: (Fixture) throws -> [String],
                             sourceLocation: SourceLocation = #_sourceLocation) throws -> (Outcome, [String: Int]) {
         let (planned, requests) = try run(plans: true, setUp, body)
         let (built, offRequests) = try run(plans: false, setUp, body)
@@ -46,7 +46,7 @@ import Testing
     }
 
     /// Three resolves of `key`, each released before the next, `describe` reading each.
-    private func resolveThrice(_ fx: Fixture, _ key: String, _ describe: (Obj) -> String) throws -> [String] {
+    func resolveThrice(_ fx: Fixture, _ key: String, _ describe: (Obj) -> String) throws -> [String] {
         try (0..<3).map { _ in
             let instance = try fx.resolve(key)
             return withExtendedLifetime(instance) { describe(Obj.of(instance)) }
