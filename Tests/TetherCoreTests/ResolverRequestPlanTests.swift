@@ -1012,22 +1012,29 @@ import Testing
         #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
     }
 
-    /// The same with S a cached singleton D asked for first and C takes too (B -> D, C; D -> S; C -> S): the
-    /// step under D a step the plan makes takes, `requestInGraph` (the build finds S in the graph's table).
-    @Test func aRequestWhoseStepTakesASharedKeyFirstAskedUnderAKeyTheGraphHasIsBuilt() throws {
+    /// The same with S a cached singleton (or weak key) D asked for first and C takes too (B -> D, C; D -> S; C -> S): the
+    /// step under D a step the plan makes takes, which the build finds in the graph's table: the run takes it from its cache
+    /// all the same (`takeShared`), the same instance, not entered (`requestInGraph` before branch reqlarge: built).
+    /// `traced`: with a trace hook, the same events (no hit for S, as the build's table lookup).
+    @Test(arguments: [(Scope.singleton, false), (.singleton, true), (.weak, false)])
+    func aRequestWhoseStepTakesASharedKeyFirstAskedUnderAKeyTheGraphHasRunsThePlan(scope: Scope, traced: Bool) throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A", [dep("D")])
             try fx.register("B", [dep("D"), dep("C")])
             try fx.register("C", [dep("S")])
             try fx.register("D", [dep("S")])
-            try fx.register("S", scope: .singleton)
+            try fx.register("S", scope: scope)
             fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+            let tracker = fx.tracker
+            if traced { fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
         }) { fx in
-            _ = try fx.resolve("S")
-            return try resolveThrice(fx, "A") { a in "C's S is D's: \(Obj.at(a.got[0]).dep(1).depPointer(0) == Obj.of(try! fx.resolve("S")).pointer)" }
+            let s = try fx.resolve("S")
+            return try withExtendedLifetime(s) {
+                try resolveThrice(fx, "A") { a in "C's S is D's: \(Obj.at(a.got[0]).dep(1).depPointer(0) == a.dep(0).depPointer(0)), the cached one: \(a.dep(0).depPointer(0) == s.pointer)" }
+            }
         }
-        #expect(outcome.seen == Array(repeating: "C's S is D's: true", count: 3))
-        #expect(requests == ["requests": 3, "requestInGraph": 3], "\(requests)")
+        #expect(outcome.seen == Array(repeating: "C's S is D's: true, the cached one: true", count: 3))
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
     }
 
     // MARK: singleton and weak keys not cached (branch requestshared)

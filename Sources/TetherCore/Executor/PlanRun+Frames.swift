@@ -136,7 +136,13 @@ extension Plan {
         for j in stride(from: steps.count - 2, through: first, by: -1) where !skips.contains(j) {
             if steps[j].parent >= 0 && skips.contains(steps[j].parent) { skips.insert(j) }
         }
-        let below = skips.subtracting(taken)
+        var below = skips.subtracting(taken)
+        // (A singleton or weak step taken from its cache: the run takes it all the same, `takeShared`, the instance the
+        // build finds in the graph where that step asks; it stays a skip, not entered, as the graph has it.)
+        for k in 0..<steps.count where below.contains(k) && steps[k].isShared && steps[k].registration.borrow({ r in
+            !r.isDeclaredValue && r.specReference.borrow { $0.scope.isShared && !$0.scope.isPerResolvingContainer } }) {
+            below.remove(k)
+        }
         for j in first..<steps.count where !skips.contains(j) && !old.contains(j) {
             var asks = false
             forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below.contains(k) }

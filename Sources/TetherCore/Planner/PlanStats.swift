@@ -44,7 +44,8 @@ extension Plan {
         case requestInGraph, requestSlots, requestReadsRequest
         // (`requestNested`, `requestShared` before branch reqlarge: a creation plan past 64 steps meeting a key the thread
         // constructs further out, or whose claim is refused: its run goes up to where the build asks for that key now, as a
-        // smaller plan's, `Graph.runAsked`, and so does one meeting a key this graph constructs, `requestInGraph` before.)
+        // smaller plan's, `Graph.runAsked`, and so does one meeting a key this graph constructs, `requestInGraph` before, as
+        // does a singleton or weak step below a key the graph has that a step made takes too, `Plan.stepsOnlyUnder`.)
         // (`claimPastFailure` before branch cutpast: a failing plan's first claim failing after factories of the build,
         // which the run reports where the build's walk asks for that key now, after a run up to it, `Graph.replayPastFailure`.)
 
@@ -62,7 +63,7 @@ extension Plan {
             case .containerHeld: "at run time, in the graph's replay: some container steps cached with a step they asked for taken by one made, where no plan for that set of cached steps serves (Plan.mixedVariant: a walk that does not fit, a set not every container step of was looked at, a creating or request run up to a cut, which do not switch; past Plan.maxMixedVariants one recorded for the run since branch creatingmixed), or one a cut run asks for cached where no plan with it a leaf serves (a creating, request, failing or child's plan; since branch cutswitch a cut run switches) (a claim refused to a thread that must not wait or acts for a token is the run's error where the build asks, since branch cyclecut)"
             case .creationPicks: "at run time: the caches changed under each creation plan picked, the last time by a key another thread published before the claims that the run could not take (a step still made takes a step under it the run would make), its claims let go of (a run up to a cut; a key under a cached container step or to revive) past Graph.maxCreationPicks, or kept for the next pick (Graph.keepClaims; a resolver's request's too, Graph.runAsked) and past Graph.maxKeptPicks every key claimed or held for one more pick, which declined all the same: the build claims as it goes"
             case .other: "other"
-            case .requestInGraph: "a resolver's request whose plan has a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks), or a failing plan's open frame the graph has (the build takes it), or, made while a request's plan runs with frames opened since, a key this graph constructs"
+            case .requestInGraph: "a resolver's request whose plan has a value or container-scoped leaf below a key the graph has that a step it makes takes too (the build takes the graph's where that one asks), or a failing plan's open frame the graph has (the build takes it), or, made while a request's plan runs with frames opened since, a key this graph constructs"
             case .requestSlots: "a resolver's request whose plan has a slot naming a step not shared only a key taken from the graph asked for"
             case .requestReadsRequest: "a resolver's request whose plan has a cachedVariant and finds some of its container steps cached and others not, with no plan for that set (mixedVariant: a walk that does not fit; the build makes only what the cached ones do not hold)"
             }
