@@ -51,6 +51,14 @@ import Testing
         }
     }
 
+    /// Transients `P0` to `P64`, the padding that puts what follows them in a plan past its 64th step (`large`;
+    /// else the one transient K).
+    private static func pads(_ fx: Fixture, _ large: Bool = true) throws -> [Param] {
+        let names = large ? (0...Plan.maxSteps).map { "P\($0)" } : ["K"]
+        for name in names { try fx.register(name, scope: .transient) }
+        return names.map(dep)
+    }
+
     /// A's callback asks for B (B -> C transient, D graph-scoped), then D and B again: B is made by its
     /// plan into A's graph, the next two requests find B's D and B there.
     @Test func completionCallbackRequestRunsThePlan() throws {
@@ -90,6 +98,26 @@ import Testing
         #expect(requests == ["requests": 3, "plan": 3])
     }
 
+    /// O (-> X, graph-scoped) asks for H -> P0...P64, X, S (a singleton not cached yet): H's creation plan takes the
+    /// graph's X at its 66th step, the build's walk finding it in the graph (`requestInGraph` before: `takeFromGraph`
+    /// took no key for a creation plan past 64 steps); the next requests' warm plans take S cached.
+    @Test func aCreatingRequestPastThe64thStepTakesAKeyTheGraphHas() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            try fx.register("O", [.resolver, dep("X")], scope: .transient) { obj in
+                obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("H")).pointer)
+            }
+            try fx.register("X")
+            try fx.register("H", (try Self.pads(fx)) + [dep("X"), dep("S")], scope: .transient)
+            try fx.register("S", scope: .singleton)
+        }) { fx in
+            try resolveThrice(fx, "O") { o in
+                let h = Obj.at(o.got[0])
+                return "O's X is H's: \(o.depPointer(1) == h.depPointer(Plan.maxSteps + 1)), X \(fx.tracker.calls("X")) S \(fx.tracker.calls("S"))"
+            }
+        }
+        #expect(outcome.seen == ["O's X is H's: true, X 1 S 1", "O's X is H's: true, X 2 S 1", "O's X is H's: true, X 3 S 1"])
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
     /// A transient below a key the graph has is a step per asker: the one X asked for is not made (X is
     /// the graph's), E's is, where the build makes it.
     @Test func aTransientBelowAGraphKeyIsMadeForItsOtherAskerOnly() throws {
@@ -151,7 +179,9 @@ import Testing
     /// the cells the build asks for before T (B's, C's; not E's) and runs up to T: C made whole, published with the graph
     /// and found by T's next get; K kept in the graph; neither B nor E made (`requestInGraph` before branch requestslots).
     /// `traced`: with a trace hook, the same (`TracedCreatingRequestCutIntoGraph`; `requestInGraph` before branch reqcut).
-    @Test(arguments: [false, true]) func aCreatingRequestMeetingAStepUnderConstructionRunsUpToIt(traced: Bool) throws {
+    /// `large`: P0...P64 in K's place, the plan past its 64th step (`requestInGraph` before branch reqlarge).
+    @Test(arguments: [false, true], [false, true]) func aCreatingRequestMeetingAStepUnderConstructionRunsUpToIt(traced: Bool, large: Bool) throws {
+        let pad = large ? "P\(Plan.maxSteps)" : "K"
         let (outcome, requests) = try expectSame({ fx in
             let tracker = fx.tracker
             if traced { fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
@@ -160,14 +190,13 @@ import Testing
                 do { _ = try resolver.get(Key("B")) } catch let e as TetherError { fx.tracker.note("B failed: \(e.code)") }
                 obj.got.append(try resolver.get(Key("C")).pointer)
             }
-            try fx.register("B", [dep("C"), dep("K"), dep("E")], scope: .singleton)
+            try fx.register("B", [dep("C")] + (try Self.pads(fx, large)) + [dep("E")], scope: .singleton)
             try fx.register("C", scope: .singleton)
-            try fx.register("K", scope: .transient)
             try fx.register("E", [dep("T")], scope: .singleton)
         }) { fx in
-            try resolveThrice(fx, "T") { _ in "C \(fx.tracker.calls("C")) K \(fx.tracker.calls("K")) B \(fx.tracker.calls("B")) E \(fx.tracker.calls("E"))" }
+            try resolveThrice(fx, "T") { _ in "C \(fx.tracker.calls("C")) \(pad) \(fx.tracker.calls(pad)) B \(fx.tracker.calls("B")) E \(fx.tracker.calls("E"))" }
         }
-        #expect(outcome.seen == ["C 1 K 1 B 0 E 0", "C 1 K 2 B 0 E 0", "C 1 K 3 B 0 E 0"])
+        #expect(outcome.seen == ["C 1 \(pad) 1 B 0 E 0", "C 1 \(pad) 2 B 0 E 0", "C 1 \(pad) 3 B 0 E 0"])
         #expect(outcome.log.filter { $0.hasPrefix("B failed") } == Array(repeating: "B failed: \(ErrorCode.cycle)", count: 3))
         #expect(requests == ["requests": 6, "found": 3, "plan": 3], "\(requests)")
     }
@@ -321,12 +350,13 @@ import Testing
 
     /// The same, Z -> W, X: the build refuses X (under construction further out) where its walk asks for it,
     /// after making what comes before (W, kept in the graph): the plan runs up to there (`replayAskedCut`, no
-    /// `requestNested`), the build's cycle.
-    @Test func callbackInsideANestedResolveMeetingItRunsThePlanUpToThere() throws {
+    /// `requestNested`), the build's cycle. `large`: Z a singleton over P0...P64 after W, its creation plan past its 64th
+    /// step (`requestNested` before branch reqlarge).
+    @Test(arguments: [false, true]) func callbackInsideANestedResolveMeetingItRunsThePlanUpToThere(large: Bool) throws {
         let (outcome, requests) = try expectSame({ fx in
             try fx.register("X") { _ in _ = try fx.resolve("Y") }
             let y = try fx.register("Y")
-            try fx.register("Z", [dep("W"), dep("X")])
+            try fx.register("Z", [dep("W")] + (try large ? Self.pads(fx) : []) + [dep("X")], scope: large ? .singleton : .graph)
             try fx.register("W", scope: .transient)
             fx.onComplete(y) { resolver, _, _ in
                 do { _ = try resolver.get(Key("Z")) } catch {
@@ -338,7 +368,8 @@ import Testing
             try resolveThrice(fx, "X") { _ in "" }
         }
         #expect(outcome.log.filter { $0.hasPrefix("Z failed") } == Array(repeating: "Z failed: \(ErrorCode.cycle) true", count: 3))
-        #expect(outcome.log.filter { $0.hasPrefix("make") } == Array(repeating: ["make Y", "make W", "make X"], count: 3).flatMap { $0 })
+        #expect(outcome.log.filter { $0.hasPrefix("make") && !$0.hasPrefix("make P") } == Array(repeating: ["make Y", "make W", "make X"], count: 3).flatMap { $0 })
+        #expect(outcome.log.filter { $0 == "make P\(Plan.maxSteps)" }.count == (large ? 3 : 0))
         #expect(requests == ["requests": 3, "plan": 3])
     }
 
@@ -997,22 +1028,29 @@ import Testing
         #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
     }
 
-    /// The same with S a cached singleton D asked for first and C takes too (B -> D, C; D -> S; C -> S): the
-    /// step under D a step the plan makes takes, `requestInGraph` (the build finds S in the graph's table).
-    @Test func aRequestWhoseStepTakesASharedKeyFirstAskedUnderAKeyTheGraphHasIsBuilt() throws {
+    /// The same with S a cached singleton (or weak key) D asked for first and C takes too (B -> D, C; D -> S; C -> S): the
+    /// step under D a step the plan makes takes, which the build finds in the graph's table: the run takes it from its cache
+    /// all the same (`takeShared`), the same instance, not entered (`requestInGraph` before branch reqlarge: built).
+    /// `traced`: with a trace hook, the same events (no hit for S, as the build's table lookup).
+    @Test(arguments: [(Scope.singleton, false), (.singleton, true), (.weak, false)])
+    func aRequestWhoseStepTakesASharedKeyFirstAskedUnderAKeyTheGraphHasRunsThePlan(scope: Scope, traced: Bool) throws {
         let (outcome, requests) = try expectSame({ fx in
             let a = try fx.register("A", [dep("D")])
             try fx.register("B", [dep("D"), dep("C")])
             try fx.register("C", [dep("S")])
             try fx.register("D", [dep("S")])
-            try fx.register("S", scope: .singleton)
+            try fx.register("S", scope: scope)
             fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+            let tracker = fx.tracker
+            if traced { fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
         }) { fx in
-            _ = try fx.resolve("S")
-            return try resolveThrice(fx, "A") { a in "C's S is D's: \(Obj.at(a.got[0]).dep(1).depPointer(0) == Obj.of(try! fx.resolve("S")).pointer)" }
+            let s = try fx.resolve("S")
+            return try withExtendedLifetime(s) {
+                try resolveThrice(fx, "A") { a in "C's S is D's: \(Obj.at(a.got[0]).dep(1).depPointer(0) == a.dep(0).depPointer(0)), the cached one: \(a.dep(0).depPointer(0) == s.pointer)" }
+            }
         }
-        #expect(outcome.seen == Array(repeating: "C's S is D's: true", count: 3))
-        #expect(requests == ["requests": 3, "requestInGraph": 3], "\(requests)")
+        #expect(outcome.seen == Array(repeating: "C's S is D's: true, the cached one: true", count: 3))
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
     }
 
     // MARK: singleton and weak keys not cached (branch requestshared)
@@ -1087,15 +1125,16 @@ import Testing
     /// A request whose creation plan's claim fails before any factory (S, made by the resolve further out on
     /// this thread and not published yet: unfinished): the plan runs up to where the build's walk asks for S
     /// (C made, kept in the graph), then the claim's error (branch requestslots: no `requestShared`). `traced`: with a
-    /// trace hook, the same (`requestShared` before branch reqcut).
-    @Test(arguments: [false, true]) func aRefusedClaimIsReportedWhereTheBuildAsks(traced: Bool) throws {
+    /// trace hook, the same (`requestShared` before branch reqcut). `large`: P0...P64 after C, the plan past its 64th step
+    /// (`requestShared` before branch reqlarge).
+    @Test(arguments: [false, true], [false, true]) func aRefusedClaimIsReportedWhereTheBuildAsks(traced: Bool, large: Bool) throws {
         let (outcome, requests) = try expectSame({ fx in
             let tracker = fx.tracker
             if traced { fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
             let a = try fx.register("A", [dep("S")])
             try fx.register("S", scope: .singleton)
             let n = try fx.register("N")
-            try fx.register("B", [dep("C"), dep("S2")])
+            try fx.register("B", [dep("C")] + (try large ? Self.pads(fx) : []) + [dep("S2")])
             try fx.register("C", scope: .transient)
             try fx.register("S2", [dep("S")], scope: .singleton)
             fx.onComplete(a) { _, _, obj in
@@ -1107,9 +1146,9 @@ import Testing
             }
         }) { fx in
             _ = try fx.resolve("A")
-            return ["C calls \(fx.tracker.calls("C")), S2 calls \(fx.tracker.calls("S2"))"]
+            return ["C calls \(fx.tracker.calls("C")), S2 calls \(fx.tracker.calls("S2")), P64 calls \(fx.tracker.calls("P64"))"]
         }
-        #expect(outcome.seen == ["C calls 1, S2 calls 0"])
+        #expect(outcome.seen == ["C calls 1, S2 calls 0, P64 calls \(large ? 1 : 0)"])
         #expect(outcome.log.contains { $0.hasPrefix("B failed") })
         #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
     }

@@ -12,8 +12,8 @@ extension Graph {
     /// further out (a factory's request). A plan meeting a key the thread constructs elsewhere (`outer`) or this
     /// graph constructs, or whose creation step's claim fails (`claimAsked`), runs up to where the build asks for
     /// it, then the build's error (`meetAsked`). Nil, with the reason in `declined`, when the build serves it: a
-    /// creation plan past 64 steps doing so, a claim finding the caches changed, a failing plan's open frame the
-    /// graph has, or a step below a key the graph has that a step it makes takes (`Plan.takeFromGraph`).
+    /// claim finding the caches changed, a failing plan's open frame the graph has, or a step below a key the
+    /// graph has that a step it makes takes (`Plan.takeFromGraph`).
     /// A request whose creation steps' claims found keys another thread published that its run cannot take
     /// (`claimAsked`) keeps those claims (`keepClaims`) and picks its plan again, for the state they found, as `run`
     /// does (past `maxKeptPicks` times, once more holding every key its build would claim, as `run`).
@@ -102,10 +102,10 @@ extension Graph {
         let open = meanwhileOpen.map { $0.base == frames.count } ?? true ? constructedSteps(plan, progress.pointee.locals) : []
         if !open.isEmpty || !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
             met = plan.borrow { $0.meeting(open + outer, progress.pointee.locals) }
-            let cycle = met.map { constructs($0.registration) } ?? !open.isEmpty
-            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.neverAsked`; not past 64 steps.)
-            guard met != nil, !plan.borrow({ $0.createsShared }) || count <= 64 else {
-                reason = cycle ? .requestInGraph : .requestNested
+            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.neverAsked`. No cut: none
+            // known, `meeting` finds what `meets` and `constructedSteps` do, counted as `Graph.run` counts it.)
+            guard met != nil else {
+                reason = .cycle
                 return nil
             }
         } else if meanwhileOpen != nil && plan.borrow({ p in (0..<p.stepCount).contains { !p.steps[$0].isShared && constructs(p.registration(of: $0, progress.pointee.locals)) } }) {
@@ -141,16 +141,15 @@ extension Graph {
                 (claimedSkip, claimedHeld, unclaimedUnder) = (StepBits(), StepBits(), StepBits())
                 // (Up to a cut: not the cells of the steps the build asks for from there on.)
                 var neverAsked = met.map { m in plan.borrow { $0.neverAsked(from: m.cut, met: m.step) } } ?? StepBits()
-                // (A refused claim: the run up to it, then its error, as the build's walk reaches it.)
-                let cutting = count <= 64
                 Self.beforeClaiming(registration)
                 neverAsked.formUnion(skips)
-                guard claimAsked(plan, from: lookup, skips: neverAsked, cellsBefore: cellsBefore, progress, cutting: cutting, cut: met != nil) else {
+                guard claimAsked(plan, from: lookup, skips: neverAsked, cellsBefore: cellsBefore, progress, cut: met != nil) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
                     reason = progress.pointee.decline ?? .other
                     progress.pointee.decline = nil
                     return .success(nil)
                 }
+                // (A refused claim: the run up to it, then its error, as the build's walk reaches it.)
                 if let refused = refusedClaim {
                     refusedClaim = nil
                     let registration = plan.borrow { $0.registration(of: refused.step, progress.pointee.locals) }
@@ -299,16 +298,15 @@ extension Graph {
     /// cache first, else `claim`, which holds a cell this graph holds already, or makes it under a claim further
     /// out on this thread), not those below a key the graph has (`skips`: the build never asks for them). One
     /// published meanwhile is taken cached, the steps under it not made (`takesClaimedHits`), as the build takes
-    /// it where its walk asks. False, with `PlanProgress.decline` and every cell claimed here let go of (those
-    /// from `cellsBefore` on): a claim that fails (a cell this thread made further out, a wait cycle, a token's
-    /// or a no-wait refusal: the build reports it where its walk asks for that key, after the factories
-    /// before it, and claims as it goes), a dead weak instance to revive where the plan does not, or a key
+    /// it where its walk asks. A claim that fails (a cell this thread made further out, a wait cycle, a token's or a
+    /// no-wait refusal: the build reports it where its walk asks for that key, after the factories before it) is
+    /// noted (`refusedClaim`), the cells claimed before it kept: the run makes what the build makes before it asks
+    /// for that key (`runAsked`, a cut there). False, with `PlanProgress.decline` and every cell claimed here let
+    /// go of (those from `cellsBefore` on): a dead weak instance to revive where the plan does not, or a key
     /// published meanwhile the run cannot take. `progress`: the request's (`requestProgress`).
-    /// `cutting`: a claim that fails is noted instead (`refusedClaim`), the cells claimed before it kept: true, the run
-    /// making what the build makes before it asks for that key (`runAsked`, a cut there).
     /// `cut`: a run up to a cut (`met`), which does not switch to a variant.
     func claimAsked(_ plan: Borrowed<Plan>, from container: Container, skips: StepBits, cellsBefore: Int,
-                            _ progress: UnsafeMutablePointer<PlanProgress>, cutting: Bool, cut: Bool) -> Bool {
+                            _ progress: UnsafeMutablePointer<PlanProgress>, cut: Bool) -> Bool {
         let inOrderBefore = claimedInOrder
         let last = plan.borrow { $0.stepCount } - 1
         var declined: Plan.Decline?, keeps = false
@@ -361,7 +359,7 @@ extension Graph {
                     published.append(step)
                 }
             } catch {
-                if cutting { refusedClaim = (step, error) } else { declined = .requestShared }
+                refusedClaim = (step, error)
                 break
             }
         }

@@ -84,8 +84,8 @@ extension Plan {
     /// `graph` has made taken from it (`made`, a reference of their own), the steps only they asked for not
     /// made (each step's first asker is after it: `Step.parent`), as the build takes the graph's instance and
     /// never asks for what is below it. Returns those steps' bits (0: none). Nil, taking nothing: a key the
-    /// graph constructs (the build reports the cycle), a plan past 64 steps with such a key, or a step below
-    /// a taken one that a step made takes too (the build makes it later, where that one asks: another order).
+    /// graph constructs (the build reports the cycle), or a step below a taken one that a step made takes
+    /// too (the build makes it later, where that one asks: another order).
     /// `locals`: a child's registrations bound to the local steps (`hasLocals`), whose keys the graph holds.
     /// `before`: a run up to a cut there (`Graph.meetAsked`) looks at the steps before it only (it makes none past it).
     func takeFromGraph(_ made: ReferenceWords<Instance>, _ graph: Graph, _ locals: UnsafeMutablePointer<Borrowed<Registration>>,
@@ -94,9 +94,6 @@ extension Plan {
         for j in 0..<end where steps[j].isKeyed && !steps[j].isShared {
             if graph.constructs(registration(of: j, locals)) { return nil }
             guard graph.builtIndex(registration(of: j, locals)) != nil else { continue }
-            // (A creating run's masks are one word unless it `wideMasks`, `takePublished`'s `taken`: a creation plan past
-            // 64 steps with one-word masks takes none.)
-            guard steps.count <= UInt.bitWidth || !createsShared || wideMasks else { return nil }
             taken.insert(j)
         }
         guard !taken.isEmpty else { return taken }
@@ -111,11 +108,9 @@ extension Plan {
     /// `graph` (`Graph.requestedMeanwhile`): the steps after `i` (not in `old`) whose keys the graph has now taken
     /// from it (`made`, a reference of their own), the steps only they asked for not made, as the build finds them
     /// where its walk asks (a RESOLVER slot's replay: `takeBuilt`). Returns those steps' bits; 0, taking nothing:
-    /// none, a plan past 64 steps, or a step still made (or a slot) taking one only those asked for.
+    /// none, or a step still made (or a slot) taking one only those asked for.
     func takeBuiltAsked(after i: Int, _ made: ReferenceWords<Instance>, _ graph: Graph, skips old: StepBits,
                         _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> StepBits {
-        // (A creating run's masks are one word unless it `wideMasks`, `takePublished`'s `taken`.)
-        guard steps.count <= UInt.bitWidth || !createsShared || wideMasks else { return StepBits() }
         var taken = StepBits()
         for j in (i + 1)..<steps.count where steps[j].isKeyed && !steps[j].isShared && !old.contains(j) {
             if graph.builtIndex(registration(of: j, locals)) != nil { taken.insert(j) }
@@ -141,7 +136,13 @@ extension Plan {
         for j in stride(from: steps.count - 2, through: first, by: -1) where !skips.contains(j) {
             if steps[j].parent >= 0 && skips.contains(steps[j].parent) { skips.insert(j) }
         }
-        let below = skips.subtracting(taken)
+        var below = skips.subtracting(taken)
+        // (A singleton or weak step taken from its cache: the run takes it all the same, `takeShared`, the instance the
+        // build finds in the graph where that step asks; it stays a skip, not entered, as the graph has it.)
+        for k in 0..<steps.count where below.contains(k) && steps[k].isShared && steps[k].registration.borrow({ r in
+            !r.isDeclaredValue && r.specReference.borrow { $0.scope.isShared && !$0.scope.isPerResolvingContainer } }) {
+            below.remove(k)
+        }
         for j in first..<steps.count where !skips.contains(j) && !old.contains(j) {
             var asks = false
             forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below.contains(k) }

@@ -36,6 +36,9 @@ extension Plan {
             check += 1
             guard found.made > skipTo, found.variant < 0 || switches, found.container < 0 || !M.cuts && !M.requests else { continue }
             guard !built || !graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips.contains(found.step) }) else { continue }
+            // (A creating request's key the graph has, or a step only such keys asked for, `Graph.requestSkips`, read as the
+            // step loop reads it, a plan of any size: neither taken published nor revived.)
+            guard !M.requests || !graph.unsafelyUnwrapped.graph.borrow({ $0.requestSkips.contains(found.step) }) else { continue }
             // (Not a container step claimed late and not claimed yet: `claimLate` takes one published before its claim.)
             guard found.container < 0 || !unclaimed.contains(found.step) else { continue }
             // (Not one taken at its claim, or under one: `Graph.takeClaimedHits`, a container step taken cached. In a

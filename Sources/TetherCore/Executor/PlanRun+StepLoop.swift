@@ -102,8 +102,6 @@ extension Plan {
         if B.readsRequest && missing != Int.max { end = madeSteps.firstIndex { $0 > missing } ?? end }
         // Read once: a replay into a graph without slots made per resolve checks no step for them.
         let makesSlots = M.destination == .graph && !slots.isEmpty
-        // (A creating request's: neither taken published nor revived where the run checks, `takePublished`.)
-        if M.requests && M.creates { skip.formUnion(B.Mask(graph.unsafelyUnwrapped.graph.borrow { $0.requestSkips })) }
         progress.pointee.plan = .init(self)
         // The next check (`CreationCheck`: a creation or container step published meanwhile, `takePublished`), and the
         // last made step a creation step published meanwhile spares the run (graph mode).

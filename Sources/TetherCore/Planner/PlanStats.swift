@@ -43,8 +43,11 @@ extension Plan {
         /// None of the above (a plan recorded but not installed, say).
         case other
         // A resolver's request (a RESOLVER slot's or a completion callback's get): counted apart (`PlanStats.Counts.countRequest`).
-        case requestInGraph, requestNested, requestSlots, requestReadsRequest
-        case requestShared
+        case requestInGraph, requestSlots, requestReadsRequest
+        // (`requestNested`, `requestShared` before branch reqlarge: a creation plan past 64 steps meeting a key the thread
+        // constructs further out, or whose claim is refused: its run goes up to where the build asks for that key now, as a
+        // smaller plan's, `Graph.runAsked`, and so does one meeting a key this graph constructs, `requestInGraph` before, as
+        // does a singleton or weak step below a key the graph has that a step made takes too, `Plan.stepsOnlyUnder`.)
         // (`claimPastFailure` before branch cutpast: a failing plan's first claim failing after factories of the build,
         // which the run reports where the build's walk asks for that key now, after a run up to it, `Graph.replayPastFailure`.)
 
@@ -53,18 +56,16 @@ extension Plan {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
             case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under the keys held past Graph.maxCreationPicks (a singleton reset, the configuration changed)"
-            case .cycle: "a constructor cycle no plan reports: a nested resolve's plan that meets a step further out (Plan.meets) where Plan.meeting finds no cut (none known since branch requests)"
+            case .cycle: "a constructor cycle no plan reports: a nested resolve's or a resolver's request's plan that meets a step further out (Plan.meets) where Plan.meeting finds no cut (none known since branch requests)"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a traced run up to a cut (a nested resolve's or a request's) finding the container steps cached, a container step claimed late (a described plan: any made one)"
             case .described: "a shape only a described plan declines (never a resolve's)"
             case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
             case .notCached: "at run time: a shared dependency not cached that no plan makes (a dead weak one a binding would revive, one of whose own dependencies a later step takes too, in a run that does not switch to a PublishedVariant: up to a cut, a request's, over container steps; or caches changing under the keys held past Graph.maxCreationPicks: a singleton reset, the configuration changed; a value none provides before a container step's failed claim that only a step past its first asker, under a cached container step, asks for)"
             case .containerHeld: "at run time, in the graph's replay: some container steps cached with a step they asked for taken by one made, where no plan for that set of cached steps serves (Plan.mixedVariant: a walk that does not fit, a set not every container step of was looked at, a creating or request run up to a cut, which do not switch; past Plan.maxMixedVariants one recorded for the run since branch creatingmixed), or one a cut run asks for cached where no plan with it a leaf serves (a creating, request, failing or child's plan; since branch cutswitch a cut run switches) (a claim refused to a thread that must not wait or acts for a token is the run's error where the build asks, since branch cyclecut)"
             case .other: "other"
-            case .requestInGraph: "a resolver's request whose creation plan past 64 steps has a key this graph constructs (no cut run of it), or a step below a key the graph has that a step it makes takes too (the build makes it later, where that one asks), or a failing plan's open frame the graph has (the build takes it)"
-            case .requestNested: "a resolver's request whose creation plan past 64 steps meets a key the thread constructs further out (Reentry): no run up to a cut of it"
+            case .requestInGraph: "a resolver's request whose plan has a value or container-scoped leaf below a key the graph has that a step it makes takes too (the build takes the graph's where that one asks), or a failing plan's open frame the graph has (the build takes it), or, made while a request's plan runs with frames opened since, a key this graph constructs"
             case .requestSlots: "a resolver's request whose plan has a slot naming a step not shared only a key taken from the graph asked for"
             case .requestReadsRequest: "a resolver's request whose plan has a cachedVariant and finds some of its container steps cached and others not, with no plan for that set (mixedVariant: a walk that does not fit; the build makes only what the cached ones do not hold)"
-            case .requestShared: "a resolver's request whose creation plan past 64 steps had a claim fail before any factory (a cell this thread made further out, a wait cycle, a token's or no-wait refusal): the build claims as it goes and reports it where its walk asks for that key"
             }
         }
     }
