@@ -213,29 +213,60 @@ extension ChildCreatingContainerInputTests {
 }
 
 extension ChildCreatingContainerInputTests {
-    /// A (with a RESOLVER slot, which gets the Session or not) before the CONTAINER-scoped Session over Conn, which the
-    /// Handler takes too: the Session is claimed late (`Step.claimsLate`). Each child resolves the Handler twice.
-    @Test(arguments: [false, true]) func aLateClaimedContainerStepWithAGraphKeyTakenOutside(gets: Bool) throws {
-        let run = try bothPaths { fx -> [String] in
-            try fx.register("Conn")
-            try fx.register("Session", [dep("Conn")], scope: .container)
+    /// A (with a RESOLVER slot, which gets the Session or not) before the CONTAINER-scoped Session over Conn (over Y and the
+    /// root's singleton Db) and Z, the Handler over A, the Session and `handler` (Conn, taken outside too, X, a weak W): the
+    /// Session is claimed late (`Step.claimsLate`). Each child resolves the Handler twice, traced: the trees (the Session
+    /// A got the Handler's or not) and the events, on both paths.
+    private func lateClaimed(gets: Bool, handler: [String]) throws -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
+        try bothPaths { fx -> [String] in
+            try fx.register("Db", scope: .singleton)
+            try fx.register("Y")
+            try fx.register("Conn", [dep("Y"), dep("Db")])
+            try fx.register("Z")
+            try fx.register("Session", [dep("Conn"), dep("Z")], scope: .container)
             try fx.register("A", [.resolver]) { obj in
                 guard gets else { return }
                 obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("Session")).pointer)
             }
-            try fx.register("Handler", [dep("A"), dep("Session"), dep("Conn")])
+            try fx.register("X")
+            try fx.register("W", scope: .weak)
+            try fx.register("Handler", [dep("A"), dep("Session")] + handler.map { dep($0) })
+            _ = try fx.resolve("Db")
             var seen: [String] = []
             for _ in 0..<2 {
                 let child = try fx.child()
+                let events = Mutex<[String]>([])
+                child.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } }
                 for _ in 0..<2 {
                     let h = try fx.resolve("Handler", in: child)
                     withExtendedLifetime(h) { seen.append(Obj.of(h).tree() + " \(Obj.of(h).dep(0).got.allSatisfy { $0 == Obj.of(h).depPointer(1) })") }
                 }
                 _ = try child.close()
+                seen += events.withLock { $0 }
             }
             return seen
         }
-        #expect(run.counts == ["resolves": 4, "containerInput": 4], "\(run.counts)")
+    }
+
+    /// The run finding the Session cached where it claims it (or A's get taking it cached) goes on in the plan: Conn (and Y)
+    /// made, Z not, the Session's hit and Db's told in the build's walk (`containerInput` before: built). `creating`: the
+    /// Handler takes a weak W too, each resolve a creation plan's (`recordCreatingUnmarked`).
+    @Test(arguments: [false, true], [false, true]) func aLateClaimedContainerStepWithAGraphKeyTakenOutside(gets: Bool, creating: Bool) throws {
+        let run = try lateClaimed(gets: gets, handler: ["Conn", "X"] + (creating ? ["W"] : []))
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
+        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
+        guard !gets && !creating else { return }
+        let round = ["make A", "make Y", "make Conn", "make Z", "make Session", "make X", "make Handler",
+                     "make A", "make Y", "make Conn", "make X", "make Handler"]
+        #expect(run.logs[0].filter { $0.hasPrefix("make") } == ["make Db"] + round + round, "\(run.logs[0])")
+    }
+
+    /// X asked for before Conn: the build finding the Session cached makes X first, an order no skip of the plan's gives:
+    /// still built (`lateHitsKeepOrder`; a creation plan's run made Conn before X before, `creating`).
+    @Test(arguments: [false, true], [false, true])
+    func aLateClaimedContainerStepWithAGraphKeyTakenOutsideAfterAnotherStep(gets: Bool, creating: Bool) throws {
+        let run = try lateClaimed(gets: gets, handler: ["X", "Conn"] + (creating ? ["W"] : []))
+        #expect(run.counts == ["resolves": 5, "containerInput": 4], "\(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
     }
 }

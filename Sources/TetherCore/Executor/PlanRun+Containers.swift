@@ -223,11 +223,12 @@ extension Plan {
     /// The container steps claimed late (`late`: `Step.claimsLate`, not claimed yet) the build asks for at step `i` (the
     /// first of the steps asked for under each): one a resolver's get reached was claimed there (the graph built it
     /// or took it cached, `takeBuilt`); else claimed now (`Graph.claimLateContainerStep`), before any factory under
-    /// it: one found cached taken, as the build takes it where it asks, the steps under it not made (`skip`). Returns
-    /// the claim's error, which the build reports there.
+    /// it: one found cached taken, as the build takes it where it asks, the steps only it asked for not made (`skip`).
+    /// Returns the claim's error, which the build reports there. Traced: `told`, or `walked` from `position` (`tellWalkedHits`).
     @inline(never)
     func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout B.Mask, _ skip: inout B.Mask, _ run: RunState,
-                                          _ locals: Locals<B>, _ into: GraphRun, told: inout Int) -> TetherError? {
+                                          _ locals: Locals<B>, _ into: GraphRun, told: inout Int,
+                                          walked: inout Plan.Walk?, position: inout Int) -> TetherError? {
         for c in containerSteps where late.contains(c) {
             let first = firstAsked(c)
             guard first <= i else { continue }
@@ -243,10 +244,22 @@ extension Plan {
             case .success(let hit?):
                 run.instances.set(c, hit)
                 B.Mask.set(c, in: claims(locals).kind(0))
-                for j in first...c where j == c || descends(j, from: c) { skip.insert(j) }
+                // Not made: what only it asked for. One a step still made takes too (a graph-scoped input taken outside)
+                // is made where the plan has it, which is where the build makes it (`lateHitsKeepOrder`).
+                var (taken, besides) = (StepBits(), skip.stepBits)
+                taken.insert(c)
+                besides.formUnion(into.graph.borrow { $0.replaySkips })
+                let under = stepsOnlyUnder(taken, from: first, besides: besides, keeping: true)!
+                skip.formUnion(B.Mask(under))
                 if let tracer = run.tracer {
-                    tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
-                    told = c + 1
+                    // Some kept: its hits in the build's walk, `c` a leaf from here on (told in step order so far).
+                    if walked != nil || (first..<c).contains(where: { !under.contains($0) }) {
+                        if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
+                        if walked != nil { tellPublishedInWalk(c, &walked!, &position, run, locals) }
+                    } else {
+                        tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
+                        told = c + 1
+                    }
                     tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }
                 }
             }

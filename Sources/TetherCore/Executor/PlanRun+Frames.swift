@@ -66,16 +66,17 @@ extension Plan {
             made.set(j, graph.borrow { $0.instance(index) }.retained())
             skips.insert(j)
         }
-        func under(_ j: Int, _ parent: Int) {
-            if !steps[j].isShared && !skips.contains(j) && parent >= 0 && skips.contains(parent) { skips.insert(j) }
-        }
         if variant >= 0 {
             let v = publishedVariants[variant]
             for p in (n + 1)..<v.order.count where v.skip & 1 << UInt(v.order[p]) == 0 { take(v.order[p]) }
-            for p in stride(from: v.order.count - 1, to: n, by: -1) { under(v.order[p], v.parent[v.order[p]]) }
+            for p in stride(from: v.order.count - 1, to: n, by: -1) {
+                let (j, parent) = (v.order[p], v.parent[v.order[p]])
+                if !steps[j].isShared && !skips.contains(j) && parent >= 0 && skips.contains(parent) { skips.insert(j) }
+            }
         } else {
             for j in (i + 1)..<steps.count { take(j) }
-            for j in stride(from: steps.count - 2, to: i, by: -1) { under(j, steps[j].parent) }
+            // (A step a step still made takes too is made: a container step claimed late taken cached, `claimLate`'s rule.)
+            skips = stepsOnlyUnder(skips, from: i + 1, keeping: true, shared: false)!
         }
         graph.borrow { $0.replaySkips = skips }
     }
@@ -128,25 +129,28 @@ extension Plan {
         return skips
     }
 
-    /// `taken` (keys the graph has) and the steps from `first` on only they asked for (each step's first asker is
-    /// after it: `Step.parent`), for `takeFromGraph` and `takeBuiltAsked`; nil when a step from `first` on, not
-    /// among those nor in `old`, takes one only they asked for (the build makes it later, where that one asks).
-    private func stepsOnlyUnder(_ taken: StepBits, from first: Int, besides old: StepBits = StepBits()) -> StepBits? {
-        var skips = taken
-        for j in stride(from: steps.count - 2, through: first, by: -1) where !skips.contains(j) {
-            if steps[j].parent >= 0 && skips.contains(steps[j].parent) { skips.insert(j) }
+    /// `taken` (keys the graph has, a container step taken cached) and the steps from `first` on only they asked for
+    /// (each step's first asker is after it: `Step.parent`; `shared`: shared steps too), for `takeFromGraph` and
+    /// `takeBuiltAsked`; nil when a step from `first` on, not among those nor in `old`, takes one only they asked for
+    /// (the build makes it later, where that one asks). `keeping`: that one is not among them, made where the plan has
+    /// it (`takeBuilt`, `claimLate`: the build's order where `lateHitsKeepOrder` holds), and so are what it asked for.
+    /// Not keeping, a singleton or weak step taken from its cache stays among them all the same: the run takes it
+    /// (`takeShared`), the instance the build finds in the graph where a step still made asks for it.
+    func stepsOnlyUnder(_ taken: StepBits, from first: Int, besides old: StepBits = StepBits(), keeping: Bool = false,
+                        shared: Bool = true) -> StepBits? {
+        var skips = taken, asked = StepBits()
+        func takenFromCache(_ k: Int) -> Bool {
+            steps[k].isShared && steps[k].registration.borrow { r in
+                !r.isDeclaredValue && r.specReference.borrow { $0.scope.isShared && !$0.scope.isPerResolvingContainer } }
         }
-        var below = skips.subtracting(taken)
-        // (A singleton or weak step taken from its cache: the run takes it all the same, `takeShared`, the instance the
-        // build finds in the graph where that step asks; it stays a skip, not entered, as the graph has it.)
-        for k in 0..<steps.count where below.contains(k) && steps[k].isShared && steps[k].registration.borrow({ r in
-            !r.isDeclaredValue && r.specReference.borrow { $0.scope.isShared && !$0.scope.isPerResolvingContainer } }) {
-            below.remove(k)
-        }
-        for j in first..<steps.count where !skips.contains(j) && !old.contains(j) {
-            var asks = false
-            forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { k in asks = asks || below.contains(k) }
-            if asks { return nil }
+        // (Takers after what they take: what a step still made asks for is known before that step is reached.)
+        for j in stride(from: steps.count - 1, through: first, by: -1) where !skips.contains(j) {
+            if steps[j].parent >= 0 && skips.contains(steps[j].parent) && (shared || !steps[j].isShared) {
+                if !asked.contains(j) || !keeping && takenFromCache(j) { skips.insert(j); continue }
+                if !keeping { return nil }
+            }
+            // (A shared step is a leaf: no inputs of its own.)
+            if !old.contains(j) && !steps[j].isShared { forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { asked.insert($0) } }
         }
         return skips
     }

@@ -95,6 +95,9 @@ extension Plan {
         var tracer: Borrowed<Tracer>? = nil
         /// A traced request mode's graph (`replayAskedTraced`): the keys it has tell no hit (`tellHits`); nil otherwise.
         var asking: Borrowed<Graph>? = nil
+        /// A traced replay's graph, with RESOLVER slots: what their gets built or took (`Graph.replaySkips`, a shared key
+        /// the graph has) tells no hit (`tellHits`), as the build finds it in the graph; nil otherwise.
+        var replayed: Borrowed<Graph>? = nil
         var instances: ReferenceWords<Instance> { @inline(__always) get { .init(base: made) } }
         /// `made` in object mode.
         var objects: ReferenceWords<AnyObject> { @inline(__always) get { .init(base: made) } }

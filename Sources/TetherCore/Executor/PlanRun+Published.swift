@@ -153,9 +153,9 @@ extension Plan {
             let j = told
             told += 1
             guard !made.isNone(j) else { continue }  // spared: not asked for
-            // A request's: a key the graph has (taken from it, or shared and keyed there: the build's `existing`
-            // finds it in the table), or a step only such a key asked for: no hit.
-            if let graph = run.asking, graph.borrow({ g in g.requestSkips.contains(j)
+            // A request's (a replay's whose resolvers' gets built some, `replayed`): a key the graph has (taken from it, or
+            // shared and keyed there: the build's `existing` finds it in the table), or a step only such a key asked for: no hit.
+            if let graph = run.asking ?? run.replayed, graph.borrow({ g in (run.asking != nil ? g.requestSkips : g.replaySkips).contains(j)
                 || steps[j].isShared && g.builtIndex((locals.map { registration(j, $0) } ?? steps[j].registration)) != nil }) { continue }
             if skipsUnder && (steps[j].askedUnderContainer || steps[j].isContainer && descendsFromContainer(j)) { continue }
             let key = (locals.map { registration(j, $0) } ?? steps[j].registration).borrow { $0.key }

@@ -212,6 +212,7 @@ extension Plan {
         var run = RunState(made: made.base, pointers: made.base, words: words)
         if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
         if M.traced && M.requests { run.asking = .init(graph) }
+        if M.traced && !M.requests && !slots.isEmpty { run.replayed = .init(graph) }
         return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)), rare: rare)
     }
 

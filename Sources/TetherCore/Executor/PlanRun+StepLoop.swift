@@ -141,7 +141,8 @@ extension Plan {
             }
             if M.creates { i = order[n] }
             // A container step claimed late whose claim failed: the build reports it where it asks for it.
-            if !late.isEmpty, let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told) {
+            if !late.isEmpty, let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told,
+                                                               walked: &walked, position: &position) {
                 progress.pointee.plan = nil
                 releaseClaims(M.self, claims, locals, graph)
                 if graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
@@ -228,7 +229,7 @@ extension Plan {
         let missed = B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut)
         // (A run up to a cut: the build asked for nothing from it on, `Plan.meeting`. A missing value: nothing past it.)
         if M.traced {
-            if let walked { tellWalkedHits(walked.order, &position, to: missed ? missing : nil, run, locals) }
+            if let walked { tellWalkedHits(walked.order, &position, to: missed ? missing : M.cuts ? progress.pointee.cut : nil, run, locals) }
             else { tellHits(&told, to: missed ? missing : M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
         }
         if missed {

@@ -58,9 +58,10 @@ extension Plan {
     /// made (none skipped), and its `cachedVariant`, walked again with them as leaves taken from the
     /// resolving container's cache, which a run finding them all cached runs instead (`runRequest`).
     /// With completion callbacks or slots made per resolve both replay into the graph, which switches to the
-    /// variant as `runRequest` does (`Graph.switchesToVariant`, set by `claimContainerSteps`). Throws
-    /// `containerInput` for a container step claimed late (a RESOLVER slot's get may build it: the claims
-    /// cannot tell at once whether every container step is cached).
+    /// variant as `runRequest` does (`Graph.switchesToVariant`, set by `claimContainerSteps`). A container step
+    /// claimed late (a RESOLVER slot's get may build it: the claims cannot tell at once whether every container
+    /// step is cached): a run finding it cached there goes on in the plan, making what a step outside takes too
+    /// (`Plan.claimLate`); throws `containerInput` where that is not the build's order (`lateHitsKeepOrder`).
     /// `child`: a child's plan (`record(_:configuration:child:)`), both over its component. `leaves`: as `record`'s.
     static func recordWithCachedVariant(_ root: Registration, configuration: UInt, child: Container? = nil,
                                                 leaves: Leaves = Leaves()) throws(Decline) -> Plan {
@@ -80,7 +81,6 @@ extension Plan {
         }
         try made.finishSlots()
         try cached.finishSlots()
-        guard !made.steps.contains(where: { $0.claimsLate }) else { throw .containerInput }
         let (component, params) = child == nil ? ([], []) : componentShape(of: made, cached)
         let variant = Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil,
                            component: component, componentParams: params, slots: cached.slots)
@@ -88,7 +88,36 @@ extension Plan {
                         component: component, componentParams: params, slots: made.slots, cachedVariant: variant)
         // (A variant replaying into the graph while the plan runs alone: never, its steps a subset of the plan's.)
         guard plan.needsGraph || !variant.needsGraph else { throw .containerInput }
+        guard plan.lateClaims.isEmpty || plan.lateHitsKeepOrder() else { throw .containerInput }
         return plan
+    }
+
+    /// Whether a run of this plan (every step made, none marked) finding container steps it claims late cached where
+    /// it claims them (`claimLate`; a resolver's get taking one cached, `takeBuilt`) makes what the build then makes,
+    /// in its order: for each set of them found so, in each order, the steps left (`stepsOnlyUnder`, `keeping`) are
+    /// in step order the made steps of the build's walk with those leaves (`Plan.walk`). Not past three such steps,
+    /// nor with a slot made per resolve naming a step under one (the walk and the skip read DEP edges).
+    func lateHitsKeepOrder() -> Bool {
+        let late = containerSteps.filter { steps[$0].claimsLate }
+        let underLate = { (j: Int) in j >= 0 && late.contains { self.descends(j, from: $0) } }
+        guard late.count <= 3, Plan.walk(Array(steps), Array(inputs), leaves: [])?.order == Array(steps.indices),
+              !slots.contains(where: { underLate($0.step) || $0.items.contains(where: underLate) }) else { return false }
+        func keepsOrder(_ taken: [Int], _ skip: StepBits) -> Bool {
+            if !taken.isEmpty {
+                guard let walked = Plan.walk(Array(steps), Array(inputs), leaves: taken),
+                      walked.order.filter({ !steps[$0].isShared && !taken.contains($0) }) == madeSteps.filter({ !skip.contains($0) })
+                else { return false }
+            }
+            return late.allSatisfy { c in
+                guard !taken.contains(c) && !skip.contains(c) else { return true }
+                var only = StepBits()
+                only.insert(c)
+                var next = stepsOnlyUnder(only, from: firstAsked(c), besides: skip, keeping: true)!
+                next.formUnion(skip)
+                return keepsOrder(taken + [c], next)
+            }
+        }
+        return keepsOrder([], StepBits())
     }
 
     /// The plan for a run of this one that found the container steps of `cached` (a bit each) cached in the resolving
@@ -207,9 +236,11 @@ extension Plan {
         let (component, params) = child == nil ? ([], []) : walked ? componentShape(of: recorder, cached) : componentShape(of: recorder)
         let variant = walked ? Plan(steps: cached.steps, inputs: cached.inputs, configuration: configuration, objects: nil,
                                     component: component, componentParams: params, slots: cached.slots) : nil
-        return Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
-                    component: component, componentParams: params, slots: recorder.slots,
-                    cachedVariant: variant, needsContainersUncached: true)
+        let plan = Plan(steps: recorder.steps, inputs: recorder.inputs, configuration: configuration, objects: nil,
+                        component: component, componentParams: params, slots: recorder.slots,
+                        cachedVariant: variant, needsContainersUncached: true)
+        // (A container step claimed late is found cached after factories ran: as `recordWithCachedVariant`'s.)
+        return plan.lateClaims.isEmpty || plan.lateHitsKeepOrder() ? plan : nil
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:
