@@ -97,16 +97,21 @@ import Testing
 
     /// Some container steps the cut run asks for cached (the Session), others not (Late, over Conn the Session asked for
     /// first): the `mixedVariant` for that set, run up to X: Clock, Conn, Late, then let go of (`containerHeld` before).
-    @Test func aCutRunFindingSomeContainerStepsCachedRunsTheMixedVariantUpToTheCut() throws {
+    /// `creating`: a weak One the Handler takes before X, dead at every resolve: the nested Handler's plan is its creation
+    /// plan, its run up to X a creating one (`CreatingCutIntoGraph`), switching to the creating `mixedVariant` for that
+    /// set, its claims redone, One made and let go of too (`containerHeld` before branch heldcut: built).
+    @Test(arguments: [false, true]) func aCutRunFindingSomeContainerStepsCachedRunsTheMixedVariantUpToTheCut(creating: Bool) throws {
         let run = try serve(pre: ["Session"]) { fx, x in
             try fx.register("Conn")
             try fx.register("Clock")
+            if creating { try fx.register("One", scope: .weak) }
             try fx.register("X", scope: .transient, body: x)
             try fx.register("Session", [dep("Conn")], scope: .container)
             try fx.register("Late", [dep("Conn")], scope: .container)
-            try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Late"), dep("X")], scope: .transient)
+            try fx.register("Handler", [dep("Session"), dep("Clock")] + (creating ? [dep("One")] : []) + [dep("Late"), dep("X")], scope: .transient)
         }
-        try expectServed(run, makes: Array(repeating: ["make Clock", "make Conn", "make Late", "make X"], count: 2).flatMap { $0 }, nested: false)
+        let made = ["make Clock"] + (creating ? ["make One"] : []) + ["make Conn", "make Late", "make X"]
+        try expectServed(run, makes: made + made, nested: false)
     }
 
     /// The Session, which asks for X, cached: the build takes it and never meets X (`containerHeld` before). The plan
@@ -130,24 +135,6 @@ import Testing
         // (Shape 3: Late cached by the first nested Handler, taken by the second.)
         let second = shape == 3 ? ["make Clock", "make Handler"] : first[shape]
         try expectServed(run, makes: first[shape] + ["make X"] + second + ["make X"], nested: shape != 1)
-    }
-
-    /// A weak `One` the Handler takes before X, dead at every resolve: the nested Handler's plan is its creation plan,
-    /// its run up to X a creating one (`CreatingCutIntoGraph`), its claims its own (`Graph.claimWithContainerSteps`).
-    /// The Session cached, Late not, over Conn the Session asked for first: the creating `mixedVariant` for that set,
-    /// its claims redone, run up to X: Clock, One, Conn, Late, then let go of (`containerHeld` before: built).
-    @Test func aCreatingCutRunFindingSomeContainerStepsCachedRunsTheCreatingMixedVariantUpToTheCut() throws {
-        let run = try serve(pre: ["Session"]) { fx, x in
-            try fx.register("Conn")
-            try fx.register("Clock")
-            try fx.register("One", scope: .weak)
-            try fx.register("X", scope: .transient, body: x)
-            try fx.register("Session", [dep("Conn")], scope: .container)
-            try fx.register("Late", [dep("Conn")], scope: .container)
-            try fx.register("Handler", [dep("Session"), dep("Clock"), dep("One"), dep("Late"), dep("X")], scope: .transient)
-        }
-        try expectServed(run, makes: Array(repeating: ["make Clock", "make One", "make Conn", "make Late", "make X"], count: 2).flatMap { $0 },
-                         nested: false)
     }
 
     /// The Session, which asks for X, cached in a creating run up to X (a weak `One` the Handler takes first, dead at
