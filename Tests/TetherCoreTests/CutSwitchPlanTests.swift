@@ -12,8 +12,8 @@ import Testing
 @Suite struct CutSwitchPlanTests {
     /// Twice: a child resolves `Handler` twice (the plans recorded), then a new child resolves `pre` and `X` twice,
     /// X's factory resolving `Handler` in that child (nested: it meets X, constructed further out), noting the tree
-    /// or the error, and whether the nested Handler's first input is the `pre` Session (`session true`).
-    private func serve(pre: [String], _ setUp: (Fixture, _ xBody: @escaping (Obj) throws -> Void) throws -> Void) throws
+    /// or the error, and whether the nested Handler's input `sessionSlot` is the `pre` Session (`session true`).
+    private func serve(pre: [String], sessionSlot: Int = 0, _ setUp: (Fixture, _ xBody: @escaping (Obj) throws -> Void) throws -> Void) throws
         -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
         try bothPaths { fx -> [String] in
             let nesting = Box(false), messages = Box<[String]>([]), current = Box<Container?>(nil), session = Box<UnsafeMutableRawPointer?>(nil)
@@ -23,7 +23,7 @@ import Testing
                     let h = try fx.resolve("Handler", in: current.value!)
                     withExtendedLifetime(h) {
                         messages.value.append("nested " + Obj.of(h).tree())
-                        messages.value.append("session \(Obj.of(h).depPointer(0) == session.value)")
+                        messages.value.append("session \(Obj.of(h).depPointer(sessionSlot) == session.value)")
                     }
                 } catch let e as TetherError { messages.value.append("\(e.code): \(e.message)") }
             }
@@ -97,16 +97,21 @@ import Testing
 
     /// Some container steps the cut run asks for cached (the Session), others not (Late, over Conn the Session asked for
     /// first): the `mixedVariant` for that set, run up to X: Clock, Conn, Late, then let go of (`containerHeld` before).
-    @Test func aCutRunFindingSomeContainerStepsCachedRunsTheMixedVariantUpToTheCut() throws {
+    /// `creating`: a weak One the Handler takes before X, dead at every resolve: the nested Handler's plan is its creation
+    /// plan, its run up to X a creating one (`CreatingCutIntoGraph`), switching to the creating `mixedVariant` for that
+    /// set, its claims redone, One made and let go of too (`containerHeld` before branch heldcut: built).
+    @Test(arguments: [false, true]) func aCutRunFindingSomeContainerStepsCachedRunsTheMixedVariantUpToTheCut(creating: Bool) throws {
         let run = try serve(pre: ["Session"]) { fx, x in
             try fx.register("Conn")
             try fx.register("Clock")
+            if creating { try fx.register("One", scope: .weak) }
             try fx.register("X", scope: .transient, body: x)
             try fx.register("Session", [dep("Conn")], scope: .container)
             try fx.register("Late", [dep("Conn")], scope: .container)
-            try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Late"), dep("X")], scope: .transient)
+            try fx.register("Handler", [dep("Session"), dep("Clock")] + (creating ? [dep("One")] : []) + [dep("Late"), dep("X")], scope: .transient)
         }
-        try expectServed(run, makes: Array(repeating: ["make Clock", "make Conn", "make Late", "make X"], count: 2).flatMap { $0 }, nested: false)
+        let made = ["make Clock"] + (creating ? ["make One"] : []) + ["make Conn", "make Late", "make X"]
+        try expectServed(run, makes: made + made, nested: false)
     }
 
     /// The Session, which asks for X, cached: the build takes it and never meets X (`containerHeld` before). The plan
@@ -130,5 +135,20 @@ import Testing
         // (Shape 3: Late cached by the first nested Handler, taken by the second.)
         let second = shape == 3 ? ["make Clock", "make Handler"] : first[shape]
         try expectServed(run, makes: first[shape] + ["make X"] + second + ["make X"], nested: shape != 1)
+    }
+
+    /// The Session, which asks for X, cached in a creating run up to X (a weak `One` the Handler takes first, dead at
+    /// every resolve): the creation plan with the cached container steps leaves (its creating `mixedVariant` of them
+    /// all), which does not meet X, replayed whole, its claims redone (`containerHeld` before: built).
+    @Test func aCreatingCutRunWhoseAskerIsCachedRunsTheCreatingPlanWithItALeaf() throws {
+        let run = try serve(pre: ["Session"], sessionSlot: 1) { fx, x in
+            try fx.register("Clock")
+            try fx.register("One", scope: .weak)
+            try fx.register("X", scope: .transient, body: x)
+            try fx.register("Session", [dep("X")], scope: .container)
+            try fx.register("Handler", [dep("One"), dep("Session"), dep("Clock")], scope: .transient)
+        }
+        let made = ["make One", "make Clock", "make Handler", "make X"]
+        try expectServed(run, makes: made + made, nested: true)
     }
 }

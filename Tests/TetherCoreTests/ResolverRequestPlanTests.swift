@@ -1457,4 +1457,54 @@ import Testing
         #expect(outcome.log.contains { $0.hasPrefix("B failed") } && !outcome.log.contains { $0.contains("\"M\"") }, "\(outcome.log)")
         #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
     }
+    // MARK: a request up to a cut finding container steps cached (branch heldcut)
+
+    /// X's factory resolves Y in a child (the Session cached there), Y's callback asks for Handler, whose plan meets X
+    /// (constructed further out): the request's run up to where the build asks for X (`replayAskedCut`). Shapes 0, 1:
+    /// Handler -> Session, Clock, Late, X, the Session and Late over Conn, which the Session asked for first: some
+    /// container steps cached, the `mixedVariant` for that set, run up to X (Clock, Conn, Late made, kept in Y's graph),
+    /// then the build's cycle. Shapes 2, 3: Session -> X, Handler -> Session, Clock: the asker of X cached, the plan
+    /// with the Session a leaf, which does not meet X, run whole (Clock, Handler). Shapes 1, 3: a weak One the Handler
+    /// takes first, dead at every request: a creating request (`claimAsked`). `containerHeld` before: built. `traced`:
+    /// with a trace hook, the same (the traced cut modes).
+    @Test(arguments: 0..<4, [false, true]) func aRequestUpToACutFindingContainerStepsCachedRunsTheirVariant(shape: Int, traced: Bool) throws {
+        let (asker, one) = (shape >= 2, shape & 1 == 1)
+        let current = Box<Container?>(nil), nesting = Box(false)
+        let (outcome, requests) = try expectSame({ fx in
+            let tracker = fx.tracker
+            if traced { fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
+            try fx.register("Conn")
+            try fx.register("Clock")
+            if one { try fx.register("One", scope: .weak) }
+            try fx.register("X", scope: .transient) { _ in if nesting.value { _ = try fx.resolve("Y", in: current.value!) } }
+            let y = try fx.register("Y", scope: .transient)
+            try fx.register("Session", [dep(asker ? "X" : "Conn")], scope: .container)
+            try fx.register("Late", [dep("Conn")], scope: .container)
+            let tail = asker ? [dep("Session"), dep("Clock")] : [dep("Session"), dep("Clock"), dep("Late"), dep("X")]
+            try fx.register("Handler", (one ? [dep("One")] : []) + tail, scope: .transient)
+            fx.onComplete(y) { resolver, _, _ in
+                do {
+                    let h = try resolver.get(Key("Handler"))
+                    fx.tracker.note("Handler \(Obj.of(h).tree())")
+                } catch let e as TetherError { fx.tracker.note("Handler failed: \(e.code) \(e.message.contains("\"X\" -> \"Y\" -> \"Handler\""))") }
+            }
+        }) { fx in
+            let child = try fx.child()
+            current.value = child
+            nesting.value = false
+            let session = try fx.resolve("Session", in: child)
+            nesting.value = true
+            try withExtendedLifetime(session) { for _ in 0..<3 { _ = try fx.resolve("X", in: child) } }
+            _ = try child.close()
+            return []
+        }
+        let noted = outcome.log.filter { $0.hasPrefix("Handler") }
+        #expect(noted.count == 3 && noted.allSatisfy { asker ? $0.hasPrefix("Handler Handler(") : $0 == "Handler failed: \(ErrorCode.cycle) true" },
+                "\(outcome.log)")
+        // (The first X: Y, the request's, X.)
+        let first = ["make Y"] + (one ? ["make One"] : []) + (asker ? ["make Clock", "make Handler"] : ["make Clock", "make Conn", "make Late"]) + ["make X"]
+        let made = Array(outcome.log.drop { $0 != "make Session" }.dropFirst().filter { $0.hasPrefix("make") }.prefix(first.count))
+        #expect(made == first, "\(outcome.log)")
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
 }

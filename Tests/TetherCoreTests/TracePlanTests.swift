@@ -399,8 +399,9 @@ extension TracePlanTests {
     /// `TracedCreatingCutIntoGraph`; before branch cutswitch the cut run told nothing: no factory call, return or
     /// destruction of Clock). Shape 0: plain; 1: the cached Session asks for X, so the plan with it a leaf meets X where
     /// the Handler asks (`Plan.variant(forCached:cut:)`); 2: the `cachedVariant` up to the cut; 3: a creating run (S, a
-    /// singleton not cached, made and let go of).
-    @Test(arguments: 0..<4) func aTracedNestedResolveRunUpToACutTellsTheBuildsEvents(shape: Int) throws {
+    /// singleton not cached, made and let go of). Creating runs finding container steps cached (a weak W, dead at every
+    /// resolve; branch heldcut, `containerHeld` before): 4, some (the creating `mixedVariant` up to the cut); 5, the asker.
+    @Test(arguments: 0..<6) func aTracedNestedResolveRunUpToACutTellsTheBuildsEvents(shape: Int) throws {
         let nesting = Box(false), current = Box<Container?>(nil)
         try expectSameTrace({ fx in
             try fx.register("Clock")
@@ -417,10 +418,19 @@ extension TracePlanTests {
             case 2:
                 try fx.register("Session", [dep("Conn")], scope: .container)
                 try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn"), dep("X")], scope: .transient)
-            default:
+            case 3:
                 try fx.register("S", scope: .singleton)
                 try fx.register("Session", [dep("Conn")], scope: .container)
                 try fx.register("Handler", [dep("S"), dep("Clock"), dep("X")], scope: .transient)
+            case 4:
+                try fx.register("W", scope: .weak)
+                try fx.register("Session", [dep("Conn")], scope: .container)
+                try fx.register("Late", [dep("Conn")], scope: .container)
+                try fx.register("Handler", [dep("Session"), dep("Clock"), dep("W"), dep("Late"), dep("X")], scope: .transient)
+            default:
+                try fx.register("W", scope: .weak)
+                try fx.register("Session", [dep("X")], scope: .container)
+                try fx.register("Handler", [dep("W"), dep("Session"), dep("Clock")], scope: .transient)
             }
         }, tracing: { fx in let c = try fx.child(); current.value = c; return c }) { fx, child, log in
             nesting.value = false

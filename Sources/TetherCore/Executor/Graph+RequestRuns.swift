@@ -184,10 +184,10 @@ extension Graph {
             }
         }
         // Declined for the container steps its claims found cached (`switchesToVariant`): the plan for that set, once
-        // (held till this pick's end, `oneShots`).
+        // (held till this pick's end, `oneShots`; up to a cut, its met step's asker among them: the plan with them leaves).
         if let cached = switchesToVariant {
             switchesToVariant = nil
-            if picked == nil, cached.count > 0, let variant = variant(plan, forCached: cached, in: lookup, progress) {
+            if picked == nil, cached.count > 0, let variant = variant(plan, forCached: cached, cut: met != nil, in: lookup, progress) {
                 reason = nil
                 return try runAskedPick(registration, from: lookup, declined: &reason, counts, creating: creating, picked: variant)
             }

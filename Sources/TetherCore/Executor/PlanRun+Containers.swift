@@ -185,7 +185,7 @@ extension Plan {
                 if asker {
                     into.graph.borrow { g in
                         g.dropContainerClaims()
-                        if failing == nil && !M.requests && !M.creates && !wideMasks {
+                        if failing == nil && !wideMasks {
                             let bits = claims.load(0).word | cachedNow(in: into.lookup.object, locals.base).bits
                             g.switchesToVariant = (bits, bits.nonzeroBitCount)
                         }
@@ -202,8 +202,8 @@ extension Plan {
         // which the graph replays instead (`Graph.switchesToVariant`: `replay`, up to the same cut in a cut run's,
         // `Graph.replayMeeting`; a request's `runAsked`), as `runRequest` runs it. Every one cached, with a
         // `cachedVariant`: that one; some, which no skip gives the build's order: the `mixedVariant` for that set (a
-        // creating run's a creating one, its claims redone). Not a creating or request run up to a cut.
-        let switches = claims.failed == 0 && deferred.isEmpty && unlooked == 0 && !(M.cuts && (M.creates || M.requests))
+        // creating run's a creating one, its claims redone).
+        let switches = claims.failed == 0 && deferred.isEmpty && unlooked == 0
         if switches && cachedVariant != nil && cached == containerSteps.count {
             into.graph.borrow { $0.dropContainerClaims(); $0.switchesToVariant = (claims.load(0).word, cached) }
             return false
