@@ -129,20 +129,19 @@ extension Plan {
     /// configuration changed since this plan was recorded). A plan that `needsGraph` (completion callbacks, slots
     /// made per resolve) has variants that do too, replayed into the graph (`Graph.switchesToVariant`). Picked
     /// by `variant(forCached:)`.
+    /// Walked without the store's lock (`MixedVariants`): two runs of a set not kept yet both walk, the first kept serves both.
     func mixedVariant(_ cached: UInt) -> Plan? {
         guard let mixedVariants else { return nil }
-        let found = mixedVariants.plans.withLock { plans -> (known: Bool, plan: Plan?) in
-            if let known = plans.first(where: { $0.cached == cached }) { return (true, known.plan) }
-            guard plans.count < Plan.maxMixedVariants else { return (false, nil) }
-            let plan = recordMixed(cached)
-            // (A creating walk that found the caches changed since this plan's pick: not kept, `sameCreations`.)
-            if let plan, createsShared && !sameCreations(as: plan) { return (false, plan) }
-            plans.append((cached, plan))
-            return (true, plan)
+        let known = mixedVariants.known(cached)
+        if known.found { return known.plan }
+        let plan = recordMixed(cached)
+        // (A creating walk that found the caches changed since this plan's pick: not kept, `sameCreations`.)
+        if plan.map({ !createsShared || sameCreations(as: $0) }) ?? true {
+            let kept = mixedVariants.keep(cached, plan, limit: Plan.maxMixedVariants)
+            if kept.found { return kept.plan }
         }
-        if found.known { return found.plan }
         // Past the bound (or walked in another state): recorded for this run, kept by no plan.
-        guard let plan = found.plan ?? recordMixed(cached) else { return nil }
+        guard let plan else { return nil }
         plan.keptByNone = true
         return plan
     }

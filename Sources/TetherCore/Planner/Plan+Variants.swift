@@ -89,7 +89,7 @@ extension Plan {
     }
 
     /// The variant of container frame `failing.containers[n]` (`Failing.variants`), recorded now if no pick needed it
-    /// before (as `mixedVariant`, per state under the store's lock): walked from `container` for a child's plan (the
+    /// before (as `mixedVariant`, per state, walked without the store's lock): walked from `container` for a child's plan (the
     /// resolving child, which `fits` it), for the configuration that walk sees: one changed since this plan's pick (a
     /// race) is the state the build walks then too. A declined plan when its walk declines (the build serves that
     /// state). Nil when a child's component changed since the pick (a race: its slots are not those `fits` wrote; not
@@ -100,22 +100,22 @@ extension Plan {
         let local = failing.openLocals.isEmpty ? -1 : failing.openLocals[frame]
         var leaves = failing.leaves
         if local < 0 { leaves.ids.insert(ObjectIdentifier(failing.open[frame].object)) } else { leaves.slots.insert(local) }
-        let recorded = failing.variants.unsafelyUnwrapped.plans.withLock { plans -> Plan? in
-            if let known = plans.first(where: { $0.cached == UInt(n) }) { return known.plan }
-            let root = failing.root.unsafelyUnwrapped.object
-            let configuration = root.container.configuration
-            let plan: Plan
-            do throws(Decline) {
-                plan = try Self.recordVariant(root, configuration: configuration, creating: failing.creating,
-                                              child: hasLocals ? container : nil, leaves: leaves)
-            } catch {
-                plan = Self.declined(configuration, error)
-            }
-            guard plan.declines || plan.hasSameComponent(as: self) else { return nil }
-            plans.append((UInt(n), plan))
-            return plan
+        let variants = failing.variants.unsafelyUnwrapped
+        let known = variants.known(UInt(n))
+        if known.found { return known.plan.map { .init($0) } }
+        // Walked without the store's lock (`MixedVariants`), kept under it: the first kept serves every run.
+        let root = failing.root.unsafelyUnwrapped.object
+        let configuration = root.container.configuration
+        let plan: Plan
+        do throws(Decline) {
+            plan = try Self.recordVariant(root, configuration: configuration, creating: failing.creating,
+                                          child: hasLocals ? container : nil, leaves: leaves)
+        } catch {
+            plan = Self.declined(configuration, error)
         }
-        return recorded.map { .init($0) }
+        guard plan.declines || plan.hasSameComponent(as: self) else { return nil }
+        // (The store holds what it returns: a `Borrowed` of it outlives this call.)
+        return variants.keep(UInt(n), plan).plan.map { .init($0) }
     }
 
     /// A variant's walk (`failingVariant`): as the failing plan's, `leaves` taken from their caches. A child's creating walk

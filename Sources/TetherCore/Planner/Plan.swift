@@ -383,9 +383,29 @@ final class Plan: @unchecked Sendable {
     /// a child's (its component's registrations), or a failing one.
     let mixedVariants: MixedVariants?
 
-    /// `mixedVariants`' store: per set of container steps found cached (a bit each), its plan (nil: none covers it).
+    /// `mixedVariants`' store (a failing plan's `Failing.variants` too, per container frame): per set of container
+    /// steps found cached (a bit each), its plan (nil: none covers it). Looked up and kept under its lock, walked
+    /// without it (issue 27: a walk under it made every other run of the plan wait for it, and one reaching the store
+    /// again would deadlock): `known`, the caller's walk, then `keep`.
     final class MixedVariants: @unchecked Sendable {
         let plans = Lock<[(cached: UInt, plan: Plan?)]>([])
+
+        /// The plan kept for `cached` (`found` false: none yet).
+        func known(_ cached: UInt) -> (found: Bool, plan: Plan?) {
+            plans.withLock { plans in plans.first { $0.cached == cached }.map { (true, $0.plan) } ?? (false, nil) }
+        }
+
+        /// Keeps `plan`, walked for `cached` without the lock, unless another thread kept one for it meanwhile: the
+        /// first kept wins (every run of that set the same plan), returned instead; the loser's is let go of by its
+        /// caller, after the lock. `found` false: `limit` sets kept already, none for this one (nothing kept).
+        func keep(_ cached: UInt, _ plan: Plan?, limit: Int = .max) -> (found: Bool, plan: Plan?) {
+            plans.withLock { plans in
+                if let known = plans.first(where: { $0.cached == cached }) { return (true, known.plan) }
+                guard plans.count < limit else { return (false, nil) }
+                plans.append((cached, plan))
+                return (true, plan)
+            }
+        }
     }
 
     /// The most `mixedVariants` a plan keeps (sets of container steps found cached; past them, each run's recorded

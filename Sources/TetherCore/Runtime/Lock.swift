@@ -59,6 +59,14 @@ package struct Lock<State>: ~Copyable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state.pointee)
     }
+
+    /// Whether a thread holds the lock now, the caller's own included (a try-lock). Tests only: a probe that
+    /// work another thread may need runs with it free (`VariantStoreLockTests`).
+    package borrowing func isLocked() -> Bool {
+        guard pthread_mutex_trylock(mutex) == 0 else { return true }
+        pthread_mutex_unlock(mutex)
+        return false
+    }
 }
 
 extension Lock: @unchecked Sendable {}
