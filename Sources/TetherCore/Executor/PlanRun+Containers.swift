@@ -255,9 +255,9 @@ extension Plan {
                     // Some kept: its hits in the build's walk, `c` a leaf from here on (told in step order so far).
                     if walked != nil || (first..<c).contains(where: { !under.contains($0) }) {
                         if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
-                        if walked != nil { tellPublishedInWalk(c, &walked!, &position, run, locals) }
+                        if walked != nil { tellPublishedInWalk(M.self, c, &walked!, &position, run, locals) }
                     } else {
-                        tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
+                        tellHits(M.self, &told, to: first, run, Locals<OwnSteps>?.none)
                         told = c + 1
                     }
                     tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }

@@ -93,11 +93,11 @@ extension Plan {
         var split: UInt64 = 0
         /// A traced mode's hook (`RunMode.traced`); nil otherwise.
         var tracer: Borrowed<Tracer>? = nil
-        /// A traced request mode's graph (`replayAskedTraced`): the keys it has tell no hit (`tellHits`); nil otherwise.
+        /// A traced request mode's graph (`replayAskedTraced`): the keys it has tell no hit (`tellHits`, `Graph.requestSkips`);
+        /// a traced replay's, with RESOLVER slots: what their gets built or took (`Graph.replaySkips`, a shared key the graph
+        /// has) tells no hit, as the build finds it in the graph (which of the two: `RunMode.requests`); nil otherwise.
+        /// (One field for both: the run's state is initialized on every resolve.)
         var asking: Borrowed<Graph>? = nil
-        /// A traced replay's graph, with RESOLVER slots: what their gets built or took (`Graph.replaySkips`, a shared key
-        /// the graph has) tells no hit (`tellHits`), as the build finds it in the graph; nil otherwise.
-        var replayed: Borrowed<Graph>? = nil
         var instances: ReferenceWords<Instance> { @inline(__always) get { .init(base: made) } }
         /// `made` in object mode.
         var objects: ReferenceWords<AnyObject> { @inline(__always) get { .init(base: made) } }

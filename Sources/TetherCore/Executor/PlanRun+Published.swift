@@ -72,7 +72,7 @@ extension Plan {
                 if let tracer = run.tracer {
                     // (Told in step order so far: the plain walk's, which `Plan.publishedVariants` requires.)
                     if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
-                    if walked != nil { tellPublishedInWalk(found.step, &walked!, &position, run, locals) }
+                    if walked != nil { tellPublishedInWalk(M.self, found.step, &walked!, &position, run, locals) }
                     if !revived { tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } } }
                 }
                 (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
@@ -90,9 +90,9 @@ extension Plan {
             }
             if let tracer = run.tracer {
                 if walked != nil {
-                    tellPublishedInWalk(found.step, &walked!, &position, run, locals)
+                    tellPublishedInWalk(M.self, found.step, &walked!, &position, run, locals)
                 } else {
-                    tellHits(&told, to: first, run, Locals<OwnSteps>?.none)
+                    tellHits(M.self, &told, to: first, run, Locals<OwnSteps>?.none)
                     told = found.step + 1
                 }
                 // (A revived one tells nothing: `Graph.existing` hands it out without a hit.)
@@ -147,15 +147,15 @@ extension Plan {
     /// cache (`Graph.existing`), between the factories of the steps around it.
     /// `skipsUnder`: the container steps were taken cached, so what was first asked for under
     /// them was not (`Step.askedUnderContainer`, a container step under another).
-    func tellHits<B>(_ told: inout Int, to end: Int, _ run: RunState, _ locals: Locals<B>?, skipsUnder: Bool = false) {
+    func tellHits<M: RunMode, B>(_: M.Type, _ told: inout Int, to end: Int, _ run: RunState, _ locals: Locals<B>?, skipsUnder: Bool = false) {
         let made = run.instances
         while told < end {
             let j = told
             told += 1
             guard !made.isNone(j) else { continue }  // spared: not asked for
-            // A request's (a replay's whose resolvers' gets built some, `replayed`): a key the graph has (taken from it, or
+            // A request's (a replay's whose resolvers' gets built some, `asking`): a key the graph has (taken from it, or
             // shared and keyed there: the build's `existing` finds it in the table), or a step only such a key asked for: no hit.
-            if let graph = run.asking ?? run.replayed, graph.borrow({ g in (run.asking != nil ? g.requestSkips : g.replaySkips).contains(j)
+            if let graph = run.asking, graph.borrow({ g in (M.requests ? g.requestSkips : g.replaySkips).contains(j)
                 || steps[j].isShared && g.builtIndex((locals.map { registration(j, $0) } ?? steps[j].registration)) != nil }) { continue }
             if skipsUnder && (steps[j].askedUnderContainer || steps[j].isContainer && descendsFromContainer(j)) { continue }
             let key = (locals.map { registration(j, $0) } ?? steps[j].registration).borrow { $0.key }
@@ -168,28 +168,28 @@ extension Plan {
     /// build's walk then (`Plan.walk`, the container steps leaves: what only they asked for is not in it),
     /// from `position` in it. The made steps are in that walk's order too (none outside takes one under them,
     /// `Recorder.markUnderContainer`), each told by `tellMade`.
-    func tellWalkedHits<B>(_ walk: [Int], _ position: inout Int, to end: Int?, _ run: RunState, _ locals: Locals<B>?) {
+    func tellWalkedHits<M: RunMode, B>(_: M.Type, _ walk: [Int], _ position: inout Int, to end: Int?, _ run: RunState, _ locals: Locals<B>?) {
         while position < walk.count {
             let j = walk[position]
             position += 1
             if j == end { return }
             guard steps[j].isShared || steps[j].isContainer else { continue }
             var first = j
-            tellHits(&first, to: j + 1, run, locals)
+            tellHits(M.self, &first, to: j + 1, run, locals)
         }
     }
 
     /// Traced in the build's walk (`tellWalkedHits`), creation step `c` found published where the run checks (`takePublished`):
     /// the build takes it where it asks for it, descending no further, so the rest of the walk is the one with `c` a leaf too
     /// (what only it asked for is not in it), after what was told; the hits before `c` told, its own by the caller.
-    func tellPublishedInWalk<B>(_ c: Int, _ walk: inout Plan.Walk, _ position: inout Int, _ run: RunState, _ locals: Locals<B>) {
+    func tellPublishedInWalk<M: RunMode, B>(_: M.Type, _ c: Int, _ walk: inout Plan.Walk, _ position: inout Int, _ run: RunState, _ locals: Locals<B>) {
         // (No deeper than the walk it replaces: never nil.)
         guard !walk.leaves.contains(c), let again = Plan.walk(Array(steps), Array(inputs), leaves: walk.leaves + [c]) else { return }
         let told = walk.order[..<position]
         let seen = Set(told)
         guard !seen.contains(c) else { return }  // (reached already: the hits past it told, `tellWalkedHits`)
         walk = Plan.Walk(order: Array(told) + again.order.filter { !seen.contains($0) }, parent: again.parent, leaves: again.leaves)
-        tellWalkedHits(walk.order, &position, to: c, run, locals)
+        tellWalkedHits(M.self, walk.order, &position, to: c, run, locals)
     }
 
     /// Traced: step `i` made (`Tracer.constructed`: its return, its edges, what its WEAK slots hold).

@@ -211,8 +211,7 @@ extension Plan {
         // A graph's run makes no block: no pointers of its own.
         var run = RunState(made: made.base, pointers: made.base, words: words)
         if M.traced { run.tracer = graph.tracer.map(Borrowed.init) }
-        if M.traced && M.requests { run.asking = .init(graph) }
-        if M.traced && !M.requests && !slots.isEmpty { run.replayed = .init(graph) }
+        if M.traced && (M.requests || !slots.isEmpty) { run.asking = .init(graph) }
         return execute(M.self, &run, specs, progress, locals, into: (.init(graph), .init(lookup)), rare: rare)
     }
 

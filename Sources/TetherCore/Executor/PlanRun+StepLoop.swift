@@ -172,7 +172,7 @@ extension Plan {
             let isContainer = claims != nil && steps[i].isContainer
             progress.pointee.step = i
             if M.traced {
-                if let walked { tellWalkedHits(walked.order, &position, to: i, run, locals) } else { tellHits(&told, to: i, run, locals, skipsUnder: containersCached) }
+                if let walked { tellWalkedHits(M.self, walked.order, &position, to: i, run, locals) } else { tellHits(M.self, &told, to: i, run, locals, skipsUnder: containersCached) }
                 run.tracer.unsafelyUnwrapped.borrow { t in registration(i, locals).borrow { t.emit(.factoryCall, $0.key) } }
             }
             do throws(TetherError) {
@@ -229,8 +229,8 @@ extension Plan {
         let missed = B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut)
         // (A run up to a cut: the build asked for nothing from it on, `Plan.meeting`. A missing value: nothing past it.)
         if M.traced {
-            if let walked { tellWalkedHits(walked.order, &position, to: missed ? missing : M.cuts ? progress.pointee.cut : nil, run, locals) }
-            else { tellHits(&told, to: missed ? missing : M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
+            if let walked { tellWalkedHits(M.self, walked.order, &position, to: missed ? missing : M.cuts ? progress.pointee.cut : nil, run, locals) }
+            else { tellHits(M.self, &told, to: missed ? missing : M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
         }
         if missed {
             if !M.requests { releaseClaims(M.self, claims, locals, graph) }
