@@ -790,13 +790,16 @@ import Testing
         #expect(requests == ["requests": 3, "plan": 3])
     }
 
-    /// A plan with a `cachedVariant` whose container steps are some cached, others not (S1 cached, S2 not; both over X,
-    /// which B takes too; `requestReadsRequest` before branch reqleak): the request's run picks the plan for that set
-    /// (`Plan.variant(forCached:)`: a `mixedVariant`, as `runRequest`), then the `cachedVariant` once S2 is cached too.
-    @Test func aRequestsPlanWithACachedVariantAndSomeContainerStepsCachedRunsThePlan() throws {
-        let (outcome, requests) = try expectSame({ fx in
+    /// A's callback asks for B (-> `before`, S1, S2, X; S1 and S2 container-scoped over X, which B takes too; `setUp`
+    /// registers what `before` names), S1 resolved first and kept; then A thrice, each B read: its S1 the cached one,
+    /// whether its X is S2's, then what `more` reads of it.
+    private func requestsWithS1Cached(before: [Param] = [], _ setUp: (Fixture) throws -> Void = { _ in },
+                                      more: (Obj) -> String = { _ in "" }) throws -> (Outcome, [String: Int]) {
+        let n = before.count
+        return try expectSame({ fx in
             let a = try fx.register("A")
-            try fx.register("B", [dep("S1"), dep("S2"), dep("X")])
+            try fx.register("B", before + [dep("S1"), dep("S2"), dep("X")])
+            try setUp(fx)
             try fx.register("S1", [dep("X")], scope: .container)
             try fx.register("S2", [dep("X")], scope: .container)
             try fx.register("X")
@@ -806,10 +809,17 @@ import Testing
             return try withExtendedLifetime(s1) {
                 try resolveThrice(fx, "A") { a in
                     let b = Obj.at(a.got[0])
-                    return "S1 cached: \(b.depPointer(0) == s1.pointer), B's X S2's: \(b.dep(1).depPointer(0) == b.depPointer(2))"
+                    return "S1 cached: \(b.depPointer(n) == s1.pointer), B's X S2's: \(b.dep(n + 1).depPointer(0) == b.depPointer(n + 2))" + more(b)
                 }
             }
         }
+    }
+
+    /// A plan with a `cachedVariant` whose container steps are some cached, others not (S1 cached, S2 not; both over X,
+    /// which B takes too; `requestReadsRequest` before branch reqleak): the request's run picks the plan for that set
+    /// (`Plan.variant(forCached:)`: a `mixedVariant`, as `runRequest`), then the `cachedVariant` once S2 is cached too.
+    @Test func aRequestsPlanWithACachedVariantAndSomeContainerStepsCachedRunsThePlan() throws {
+        let (outcome, requests) = try requestsWithS1Cached()
         #expect(outcome.seen == ["S1 cached: true, B's X S2's: true", "S1 cached: true, B's X S2's: false", "S1 cached: true, B's X S2's: false"])
         #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make X", "make S1", "make A", "make X", "make S2", "make B", "make A", "make X", "make B", "make A", "make X", "make B"])
         #expect(requests == ["requests": 3, "plan": 3])
@@ -842,6 +852,29 @@ import Testing
                     "make A", "complete A", "make X", "make B", "complete B", "make A", "complete A", "make X", "make B", "complete B"],
                 "\(outcome.log)")
         #expect(requests == ["requests": 3, "plan": 3])
+    }
+
+    /// The same with H (a RESOLVER slot) asked for first (B -> H, S1, S2, X): S1 and S2 claimed late (`Step.claimsLate`),
+    /// and so is S2 in the `mixedVariant` for S1 cached (`requestReadsRequest` before branch reqrest: `recordMixed`'s walk
+    /// did not fit; now `Plan.lateClaimsKeepOrder`); H's get of `got` (none, S2, X: a request made meanwhile building
+    /// S2, X before the plan's steps ask) the one B's steps take. X made once per request, S2 once; the build's order.
+    @Test(arguments: ["", "S2", "X"]) func aRequestsMixedVariantWithAContainerStepClaimedLateRunsThePlan(got: String) throws {
+        let (outcome, requests) = try requestsWithS1Cached(before: [dep("H")], { fx in
+            try fx.register("H", [.resolver]) { obj in
+                guard !got.isEmpty else { return }
+                obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key(got)).pointer)
+            }
+        }) { b in
+            ", H's: \(got == "S2" ? b.depPointer(2) == b.dep(0).got[0] : got == "X" ? b.depPointer(3) == b.dep(0).got[0] : true)"
+        }
+        #expect(outcome.seen == ["S1 cached: true, B's X S2's: true, H's: true", "S1 cached: true, B's X S2's: false, H's: true",
+                                 "S1 cached: true, B's X S2's: false, H's: true"], "\(got)")
+        // (H's get makes what it asks for before H; the cached S2 found by it after the first request.)
+        let first = ["": ["make H", "make X", "make S2"], "S2": ["make X", "make S2", "make H"], "X": ["make X", "make H", "make S2"]][got]!
+        let next = got == "X" ? ["make A", "make X", "make H", "make B"] : ["make A", "make H", "make X", "make B"]
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make X", "make S1", "make A"] + first + ["make B"] + next + next,
+                "\(got): \(outcome.log)")
+        #expect(requests["requestReadsRequest"] == nil && requests["requests"] == (requests["found"] ?? 0) + (requests["plan"] ?? 0), "\(got): \(requests)")
     }
 
     /// `containerHeld`'s mixed-cache shape in a request (`DeclineReasonTests.someContainerStepsCachedWithAStepTheyAskedForTakenByAMadeOneRunAPlan`'s
@@ -1330,6 +1363,88 @@ import Testing
         #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make W", "make D", "make A", "make B", "make D", "make A", "make B", "make D", "make A", "make B"],
                 "\(outcome.log)")
         #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    /// A's callback asks for B (-> D, F; D graph-scoped, A's too): the slot naming a step only D asked for is D's own
+    /// (`kind`: a WEAK slot of E, a transient D takes too; an ALL slot of P, transient items), or `under` D that of G (D ->
+    /// G, transient). The run takes D from the graph and skips what only it asked for, the slot's owner among them: that
+    /// slot is never made, as the build never makes D's factory's (`Plan.slotsMeetSkips`; `requestSlots` before branch
+    /// reqrest: built). B's D A's; no E, P, G made by the requests.
+    @Test(arguments: [("weak", false), ("all", false), ("weak", true), ("all", true)])
+    func aSlotWhoseOwnerTheRequestSkipsRunsThePlan(kind: String, under: Bool) throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("D")])
+            let slot = kind == "weak" ? [dep("E"), weakDep("E")] : [.all(Key("P"))]
+            try fx.register("D", under ? [dep("G")] : slot)
+            if under { try fx.register("G", slot, scope: .transient) }
+            try fx.register("E", scope: .transient)
+            try fx.register("P#0", scope: .transient)
+            try fx.register("P#1", scope: .transient)
+            try fx.register("F", scope: .transient)
+            try fx.register("B", [dep("D"), dep("F")])
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            try resolveThrice(fx, "A") { a in
+                let b = Obj.at(a.got[0])
+                return "B's D is A's: \(b.depPointer(0) == a.depPointer(0)), D \(fx.tracker.made("D")) E \(fx.tracker.made("E")) P \(fx.tracker.made("P#0")) G \(fx.tracker.made("G"))"
+            }
+        }
+        // (A transient E: one for D's DEP, one for its WEAK slot.)
+        let (e, p, g) = (kind == "weak" ? 2 : 0, kind == "all" ? 1 : 0, under ? 1 : 0)
+        #expect(outcome.seen == (1...3).map { "B's D is A's: true, D \($0) E \($0 * e) P \($0 * p) G \($0 * g)" }, "\(kind) \(under)")
+        #expect(outcome.log.filter { $0.hasPrefix("make F") || $0.hasPrefix("make B") }.count == 6, "\(outcome.log)")
+        #expect(requests == ["requests": 3, "plan": 3], "\(kind) \(under): \(requests)")
+    }
+
+    /// Left to the build (`requestSlots`): a slot naming a step under a key the graph built from another lookup. A (in
+    /// a child) -> S (a root singleton) -> D -> E; E registered in the root and the child: the graph's D, built in S's
+    /// frame, took the root's E. A's callback asks for B (-> D, a WEAK slot of E): the plan, walked from the child, has
+    /// the child's E first asked for under D, which the run skips; the build's slot asks for the child's E, not in the
+    /// graph, and makes it. Built: the same outcome.
+    @Test func aSlotNamingAStepUnderAKeyTheGraphBuiltFromAnotherLookupIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [dep("S")])
+            try fx.register("S", [dep("D")], scope: .singleton)
+            try fx.register("D", [dep("E")])
+            try fx.register("E", label: "root E")
+            try fx.register("B", [dep("D"), weakDep("E")])
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            let child = try fx.child()
+            try fx.register("E", in: child, label: "child E")
+            let a = try fx.resolve("A", in: child)
+            return withExtendedLifetime(a) {
+                let b = Obj.at(Obj.of(a).got[0])
+                return ["B's D S's: \(b.depPointer(0) == Obj.of(a).dep(0).depPointer(0)), D's \(b.dep(0).dep(0).label)"]
+            }
+        }
+        #expect(outcome.seen == ["B's D S's: true, D's root E"])
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make root E", "make D", "make S", "make A", "make child E", "make B"], "\(outcome.log)")
+        #expect(requests == ["requests": 1, "requestSlots": 1], "\(requests)")
+    }
+
+    /// Left to the build (`requestInGraph`): a value below a key the graph has that a step the plan makes takes too.
+    /// A -> D -> V (a value the child provides); A's callback asks for B (-> D, V): the graph's D taken, V first asked
+    /// for under it, which B takes too (`Plan.stepsOnlyUnder` keeps only a singleton or weak step taken from its cache).
+    /// Built: the same outcome, B's V the provided one.
+    @Test func aValueBelowAKeyTheGraphHasThatAMadeStepTakesIsBuilt() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            _ = try fx.container.declareValue(Key("V"))
+            let a = try fx.register("A", [dep("D")])
+            try fx.register("D", [dep("V")])
+            try fx.register("B", [dep("D"), dep("V")])
+            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+        }) { fx in
+            let child = try fx.child()
+            let value = Ref(retaining: Obj(label: "V1", words: [])).opaque
+            _ = try child.provideValue(Key("V"), value, context: nil, destructor: { p, _ in Ref<Obj>(opaque: p).release() })
+            return try resolveThrice(fx, "A", in: child) { a in
+                let b = Obj.at(a.got[0])
+                return "B's D A's: \(b.depPointer(0) == a.depPointer(0)), its V D's: \(b.depPointer(1) == a.dep(0).depPointer(0))"
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "B's D A's: true, its V D's: true", count: 3))
+        #expect(requests == ["requests": 3, "requestInGraph": 3], "\(requests)")
     }
 
     // MARK: a failing or traced plan meeting a key under construction, or whose claim is refused (branch reqcut)

@@ -158,10 +158,11 @@ extension Plan {
     /// After `takeFromGraph` (`skips` its bits): whether a slot made per resolve names a step the run does not
     /// make (a WEAK slot's, an ALL slot's item, a LAZY slot's bound step), which only a taken key asked for. Not a
     /// shared step: the run takes every one from its cache all the same (`takeShared`), the one the build's slot
-    /// finds (a singleton the graph's key took: the same instance), or declines.
+    /// finds (a singleton the graph's key took: the same instance), or declines. Not a slot whose owner is skipped
+    /// too: never made, as the build takes that owner's key from the graph (or never asks for it).
     func slotsMeetSkips(_ made: ReferenceWords<Instance>, _ skips: StepBits) -> Bool {
         func skipped(_ j: Int) -> Bool { j >= 0 && !steps[j].isShared && skips.contains(j) && made.isNone(j) }
-        return slots.contains { skipped($0.step) || $0.items.contains(where: skipped) }
+        return slots.contains { ($0.owner < 0 || !skips.contains($0.owner)) && (skipped($0.step) || $0.items.contains(where: skipped)) }
     }
 
     /// Step `i`'s factory failed: the error, naming the path to it. Out of line, so the run stays short.

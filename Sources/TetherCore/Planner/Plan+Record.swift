@@ -88,9 +88,14 @@ extension Plan {
                         component: component, componentParams: params, slots: made.slots, cachedVariant: variant)
         // (A variant replaying into the graph while the plan runs alone: never, its steps a subset of the plan's.)
         guard plan.needsGraph || !variant.needsGraph else { throw .containerInput }
-        guard plan.lateClaims.isEmpty || plan.lateHitsKeepOrder() else { throw .containerInput }
+        guard plan.lateClaimsKeepOrder() else { throw .containerInput }
         return plan
     }
+
+    /// Whether a run of this plan keeps the build's order at the container steps it claims late (`Step.claimsLate`):
+    /// none, or their hits keep it (`lateHitsKeepOrder`). Every plan with such steps that records a walk of its own
+    /// asks it: `recordWithCachedVariant`, `recordCreatingUnmarked`, a `mixedVariant` (`recordMixed`).
+    func lateClaimsKeepOrder() -> Bool { lateClaims.isEmpty || lateHitsKeepOrder() }
 
     /// Whether a run of this plan (every step made, none marked) finding container steps it claims late cached where
     /// it claims them (`claimLate`; a resolver's get taking one cached, `takeBuilt`) makes what the build then makes,
@@ -164,15 +169,18 @@ extension Plan {
         let creating = createsShared
         // Run as this plan: without a graph (no slots made per resolve, no completion callbacks), or replayed into it
         // (`needsGraph`: `Graph.switchesToVariant`; its slots finished as `record`'s). Creation steps: a creation plan's only.
+        // Container steps claimed late (after a RESOLVER slot's owner): where their hits keep the build's order, as the
+        // plan's own (`lateClaimsKeepOrder`; none before branch reqrest: a request's run declined `requestReadsRequest`).
         let fits = { [needsGraph] (recorder: Recorder) -> Bool in
             guard creating || !recorder.steps.contains(where: { $0.creates }) else { return false }
             guard needsGraph else { return recorder.slots.isEmpty && !recorder.steps.contains { $0.completes } }
-            return (try? recorder.finishSlots()) != nil && !recorder.steps.contains { $0.claimsLate }
+            return (try? recorder.finishSlots()) != nil
         }
+        let kept = { (plan: Plan) in plan.lateClaimsKeepOrder() ? plan : nil }
         let marked = Recorder(lookup: root.container, allowsArguments: true)
         (marked.makesContainer, marked.recordsSlots, marked.leafContainers, marked.createsUncached) = (true, true, leaves, creating)
         if marked.visit(Borrowed(root)) != nil {
-            return fits(marked) ? Plan(steps: marked.steps, inputs: marked.inputs, configuration: configuration, objects: nil, slots: marked.slots) : nil
+            return fits(marked) ? kept(Plan(steps: marked.steps, inputs: marked.inputs, configuration: configuration, objects: nil, slots: marked.slots)) : nil
         }
         guard marked.decline == .containerInput else { return nil }
         let made = Recorder(lookup: root.container, allowsArguments: true)
@@ -182,10 +190,11 @@ extension Plan {
         var allCached = cachedVariant
         if allCached == nil {
             guard let walk = try? Plan.walkEveryContainerCached(root, creating: creating), fits(walk) else { return nil }
-            allCached = Plan(steps: walk.steps, inputs: walk.inputs, configuration: configuration, objects: nil, slots: walk.slots)
+            allCached = kept(Plan(steps: walk.steps, inputs: walk.inputs, configuration: configuration, objects: nil, slots: walk.slots))
+            guard allCached != nil else { return nil }
         }
-        return Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, slots: made.slots,
-                    cachedVariant: allCached, needsContainersUncached: creating)
+        return kept(Plan(steps: made.steps, inputs: made.inputs, configuration: configuration, objects: nil, slots: made.slots,
+                         cachedVariant: allCached, needsContainersUncached: creating))
     }
 
     /// Whether `variant`, a creating `mixedVariant` just walked, was walked in this creation plan's state of the caches:
@@ -239,7 +248,7 @@ extension Plan {
                         component: component, componentParams: params, slots: recorder.slots,
                         cachedVariant: variant, needsContainersUncached: true)
         // (A container step claimed late is found cached after factories ran: as `recordWithCachedVariant`'s.)
-        return plan.lateClaims.isEmpty || plan.lateHitsKeepOrder() ? plan : nil
+        return plan.lateClaimsKeepOrder() ? plan : nil
     }
 
     /// Records the plan for `root` resolved from its own container against the caches' state now:
