@@ -154,8 +154,11 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
     /// its early check and goes on in the variant up to where that walk asks for Y (`Plan.cutPosition`): the same calls,
     /// drops and the build's cycle message (its path through X, the variant's asker, `Plan.opened(before:_:parents:)`).
     /// `traced`: with a trace hook, the same events (S's hit told in that walk, `Plan.Walk.cut`).
-    @Test(arguments: [(false, false), (true, false), (false, true), (true, true)])
-    func aReviveWhoseDependencyALaterStepTakesInARunUpToACutIsThePlans(deep: Bool, traced: Bool) throws {
+    /// `slots`: D over a RESOLVER slot, its factory getting a graph-scoped G through it (built by the resolver, let go of
+    /// in its place among the variant's made steps, `letGoBuilt`).
+    @Test(arguments: [(false, false, false), (true, false, false), (false, true, false), (true, true, false), (false, false, true),
+                      (false, true, true)])
+    func aReviveWhoseDependencyALaterStepTakesInARunUpToACutIsThePlans(deep: Bool, traced: Bool, slots: Bool) throws {
         var outcomes: [Outcome] = []
         for plans in [false, true] {
             let fx = try Fixture()
@@ -166,7 +169,15 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
                 guard nesting.value else { return }
                 do { _ = try fx.resolve("R") } catch let e as TetherError { messages.value.append("\(e.code): \(e.message)") }
             }
-            try fx.register("D")
+            try fx.register("G")
+            if slots {
+                try fx.register("D", [.resolver]) { obj in
+                    guard nesting.value else { return }
+                    _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("G"))
+                }
+            } else {
+                try fx.register("D")
+            }
             try fx.register("A")
             let w = try fx.register("W", deep ? [dep("A"), dep("Y")] : [dep("D")], scope: .weak)
             let tracker = fx.tracker
@@ -197,12 +208,14 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
         }
         #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen, "\(outcomes[1]) vs \(outcomes[0])")
         let nested = Array(outcomes[1].log.drop { $0 != "nesting" })
-        #expect(nested == ["nesting"] + (deep ? ["drop W"] : ["make D", "drop D", "drop W"]) + ["make Y", "drop Y"], "\(nested)")
+        #expect(nested == ["nesting"] + (deep ? ["drop W"] : slots ? ["make G", "make D", "drop D", "drop G", "drop W"] : ["make D", "drop D", "drop W"])
+                + ["make Y", "drop Y"], "\(nested)")
         #expect(outcomes[1].seen.first?.contains("\"Y\" -> \"R\" -> \"X\" -> \"Y\"") == true, "\(outcomes[1].seen)")
         #expect(outcomes[1].seen.contains("asked 1"), "\(outcomes[1].seen)")
         // Traced: S's hit after W's revive (no event), before X's frame meets Y.
         let calls = outcomes[1].seen.filter { $0.hasPrefix("cacheHit") || $0.hasPrefix("factoryCall") }
-        #expect(calls == (traced ? ["factoryCall Y", "cacheHit S"] + (deep ? [] : ["factoryCall D"]) : []), "\(outcomes[1].seen)")
+        #expect(calls == (traced ? ["factoryCall Y", "cacheHit S"] + (deep ? [] : ["factoryCall D"] + (slots ? ["factoryCall G"] : [])) : []),
+                "\(outcomes[1].seen)")
         // Y's plan and R's nested creation plan, run up to Y.
         #expect(outcomes[1].counts == ["resolves": 2], "served by a plan: \(outcomes[1].counts)")
     }

@@ -26,8 +26,8 @@ extension Plan {
                                               _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: B.Mask,
                                               walked: inout Plan.Walk?, position: inout Int, cut: inout Int) -> Int {
         // (A traced run tells its hits in the build's walk once it switches, `tellPublishedInWalk`: not one over container steps.
-        // One up to a cut only into a variant that makes the step it meets, `cutPosition`, in a plan without slots.)
-        let switches = (!M.cuts || slots.isEmpty) && !M.requests && (!M.traced || !hasContainer)
+        // One up to a cut only into a variant that makes the step it meets, `cutPosition`.)
+        let switches = !M.requests && (!M.traced || !hasContainer)
         // One a resolver's get built first the run holds already (`takeBuilt`, a reference of its own): taking
         // the published one too would overwrite that word, a reference never let go of (the instance leaked).
         // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)

@@ -245,9 +245,13 @@ extension Plan {
             if M.requests { progress.pointee.cut = -1; return .success(false) }
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
             releaseClaims(M.self, claims, locals, graph)
-            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
-            // (Gone on in a `PublishedVariant`: last made first in its order, as a failure's.)
-            if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: min(cutAt, end), run) }
+            // (Gone on in a `PublishedVariant`: last made first in its order, a resolver's gets in their place, as a failure's.)
+            let variantOrder = M.creates && order.baseAddress != madeSteps.baseAddress
+            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
+                letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph, order: variantOrder ? order : nil)
+            } else if variantOrder {
+                letGoMade(order, before: min(cutAt, end), run)
+            }
             // A container step the build asks for before the one it meets: its claim's failure comes first.
             if claims != nil && claims!.failed != 0 {
                 if M.requests { progress.pointee.step = progress.pointee.cut; return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() }) }

@@ -13,10 +13,9 @@ extension Plan {
 
     /// Whether a run up to a cut at step `met` (`Plan.meeting`) goes on in every `PublishedVariant` that revives creation
     /// step `step` (`revivesWhereReached(_:switching:)`): `met` is a step each of those runs makes, so the build reviving
-    /// it meets `met` where that walk asks for it (`cutPosition`). Not a plan with slots (a cut run's resolvers' gets
-    /// are let go of in step order), nor a failing plan's open frame (no variant).
+    /// it meets `met` where that walk asks for it (`cutPosition`). (Not a failing plan's open frame: no variant.)
     func switchesUpToCut(_ step: Int, met: Int) -> Bool {
-        slots.isEmpty && met < steps.count
+        met < steps.count
             && publishedVariants.indices.allSatisfy { publishedVariants[$0].step != step || cutPosition($0, met: met) != nil }
     }
 
