@@ -146,6 +146,80 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
         #expect(outcomes[1].counts == ["resolves": 1], "served by a plan: \(outcomes[1].counts)")
     }
 
+    /// `aReviveWhoseDependencyALaterStepTakesIsThePlans` in a run up to a cut (`notCached` before: a cut run did not switch
+    /// to a `PublishedVariant`, the build served it): Y's factory resolves R (nested) while Y is under construction, R over
+    /// W (weak, revived), a cached singleton S and X, X over Y. `deep` false: W over D, X over D and Y: the build revives W, makes D for X, then
+    /// meets Y (the plan alone would make D under W and W's factory, then stop at Y). `deep`: W over A and Y, X over Y:
+    /// the build revives W and meets Y under X before making anything (the plan alone would make A). The run revives W at
+    /// its early check and goes on in the variant up to where that walk asks for Y (`Plan.cutPosition`): the same calls,
+    /// drops and the build's cycle message (its path through X, the variant's asker, `Plan.opened(before:_:parents:)`).
+    /// `traced`: with a trace hook, the same events (S's hit told in that walk, `Plan.Walk.cut`).
+    /// `slots`: D over a RESOLVER slot, its factory getting a graph-scoped G through it (built by the resolver, let go of
+    /// in its place among the variant's made steps, `letGoBuilt`).
+    @Test(arguments: [(false, false, false), (true, false, false), (false, true, false), (true, true, false), (false, false, true),
+                      (false, true, true)])
+    func aReviveWhoseDependencyALaterStepTakesInARunUpToACutIsThePlans(deep: Bool, traced: Bool, slots: Bool) throws {
+        var outcomes: [Outcome] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let reviver = HoldingReviver()
+            let nesting = Box(false), messages = Box<[String]>([])
+            try fx.register("Y") { _ in
+                guard nesting.value else { return }
+                do { _ = try fx.resolve("R") } catch let e as TetherError { messages.value.append("\(e.code): \(e.message)") }
+            }
+            try fx.register("G")
+            if slots {
+                try fx.register("D", [.resolver]) { obj in
+                    guard nesting.value else { return }
+                    _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("G"))
+                }
+            } else {
+                try fx.register("D")
+            }
+            try fx.register("A")
+            let w = try fx.register("W", deep ? [dep("A"), dep("Y")] : [dep("D")], scope: .weak)
+            let tracker = fx.tracker
+            w.setContext(nil) { p, _ in
+                tracker.note("drop W")
+                Ref<Obj>(opaque: p).release()
+            }
+            w.setReviver(reviver)
+            try fx.register("X", deep ? [dep("Y")] : [dep("D"), dep("Y")])
+            try fx.register("S", scope: .singleton)
+            try fx.register("R", [dep("W"), dep("S"), dep("X")])
+            var outcome = Outcome()
+            var first: Instance? = try fx.resolve("R")
+            let w1 = Obj.of(first!).dep(0)
+            reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
+            first = nil  // R and W's box go; the binding's W stays
+            fx.tracker.note("nesting")
+            let events = Mutex<[String]>([])
+            if traced { fx.container.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } } }
+            nesting.value = true
+            outcome.counts = try counted { _ = try fx.resolve("Y") }
+            nesting.value = false
+            fx.container.setTrace(nil)
+            outcome.seen = messages.value + [("asked \(reviver.asked.value)")] + events.withLock { $0 }
+            outcome.log = fx.tracker.log
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append(outcome)
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen, "\(outcomes[1]) vs \(outcomes[0])")
+        let nested = Array(outcomes[1].log.drop { $0 != "nesting" })
+        #expect(nested == ["nesting"] + (deep ? ["drop W"] : slots ? ["make G", "make D", "drop D", "drop G", "drop W"] : ["make D", "drop D", "drop W"])
+                + ["make Y", "drop Y"], "\(nested)")
+        #expect(outcomes[1].seen.first?.contains("\"Y\" -> \"R\" -> \"X\" -> \"Y\"") == true, "\(outcomes[1].seen)")
+        #expect(outcomes[1].seen.contains("asked 1"), "\(outcomes[1].seen)")
+        // Traced: S's hit after W's revive (no event), before X's frame meets Y.
+        let calls = outcomes[1].seen.filter { $0.hasPrefix("cacheHit") || $0.hasPrefix("factoryCall") }
+        #expect(calls == (traced ? ["factoryCall Y", "cacheHit S"] + (deep ? [] : ["factoryCall D"] + (slots ? ["factoryCall G"] : [])) : []),
+                "\(outcomes[1].seen)")
+        // Y's plan and R's nested creation plan, run up to Y.
+        #expect(outcomes[1].counts == ["resolves": 2], "served by a plan: \(outcomes[1].counts)")
+    }
+
     /// A dead weak W the binding holds in a plan over a container step (Q over a container-scoped Session and W,
     /// resolved from a child; `notCached` before: `claimWithContainerSteps` declined any revive, the build's). W's
     /// check is where the build's walk reaches it (nothing after W takes D): the creation plan's run revives it

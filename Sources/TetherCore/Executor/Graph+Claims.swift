@@ -119,8 +119,9 @@ extension Graph {
             let key = registration.borrow { SharedCache.cellKey($0, scope, in: container) }
             // Claimed ahead (`checkBeforeNotWaiting`: a no-wait resolve, or one acting for a token) is this plan's
             // to make. A dead weak instance to revive is revived where the build's walk reaches it
-            // (`Plan.takePublished`: at its early check, going on in its `PublishedVariant`, in a run that switches:
-            // not one up to a cut; a traced one tells its hits in the build's walk, `Plan.tellPublishedInWalk`), unless the plan's check is not there: that is the build's.
+            // (`Plan.takePublished`: at its early check, going on in its `PublishedVariant`; one up to a cut when each such
+            // run makes the step it meets, `Plan.switchesUpToCut`; a traced one tells its hits in the build's walk,
+            // `Plan.tellPublishedInWalk`), unless the plan's check is not there: that is the build's.
             // (The build claims them all at its first claim, `claimInOrder`: its path there's; refused, its error there.)
             var hit: Ref<Instance>?
             if !cells.contains(where: { $0.key == key }) {
@@ -133,7 +134,8 @@ extension Graph {
             }
             // Claimed further out on this thread and not made there (`createUnderOuter`: no cell added), the run
             // makes it under that claim as the build does (`madeCreation`), and publishes it with the graph.
-            if registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step, switching: !meeting) })
+            if registration.borrow({ Plan.Recorder.revives($0, scope) })
+                && !plan.borrow({ p in p.revivesWhereReached(step, switching: !meeting || cutClaims.map { p.switchesUpToCut(step, met: $0.met) } == true) })
                 || (hit != nil && meeting) {
                 // A dead weak instance to revive where the plan does not, which the build handles if no plan
                 // picked next does. (Published meanwhile, in a run up to a cut: the plan picked next.)

@@ -254,7 +254,9 @@ extension Graph {
             if met.claims { releaseCells() }
             return switchedVariant(plan, from: container, cut: true)
         }
-        cutOpen = plan.borrow { $0.opened(before: met.step, progress.pointee.locals) }
+        // (A creating run gone on in a `PublishedVariant`, `Plan.cutPosition`: the askers in that walk.)
+        let variant = met.claims ? progress.pointee.variant : -1
+        cutOpen = plan.borrow { $0.opened(before: met.step, progress.pointee.locals, parents: variant >= 0 ? $0.publishedVariants[variant].parent : nil) }
         defer { cutOpen = [] }
         throw Reentry.reentered(met.registration, by: self)
     }

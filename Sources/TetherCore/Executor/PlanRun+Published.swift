@@ -15,7 +15,8 @@ extension Plan {
     /// the object a binding still holds, revived (`Graph.reviveCreation`: no factory, no callbacks), its own
     /// dependencies spared alike.
     /// An early check (`CreationCheck.variant`) found published: the run goes on in that `PublishedVariant`'s
-    /// `order` and `checks` (not in a run up to a cut or a request's: those skip early checks; a traced one only
+    /// `order` and `checks` (not in a request's run, which skips early checks, nor in one up to a cut unless that
+    /// variant makes the step it meets: then up to where it asks for it, `cut`, `cutPosition`; a traced one
     /// telling its hits in the build's walk, `tellPublishedInWalk`), what it does not make added to `taken` (the
     /// steps the run does not make).
     @inline(never)
@@ -23,18 +24,22 @@ extension Plan {
                                               _ order: inout UnsafeBufferPointer<Int>, _ n: Int, _ run: RunState, _ locals: Locals<B>,
                                               _ graph: GraphRun?, told: inout Int, taken: inout B.Mask,
                                               _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: B.Mask,
-                                              walked: inout Plan.Walk?, position: inout Int) -> Int {
-        // (A traced run tells its hits in the build's walk once it switches, `tellPublishedInWalk`: not one over container steps.)
-        let switches = !M.cuts && !M.requests && (!M.traced || !hasContainer)
+                                              walked: inout Plan.Walk?, position: inout Int, cut: inout Int) -> Int {
+        // (A traced run tells its hits in the build's walk once it switches, `tellPublishedInWalk`: not one over container steps.
+        // One up to a cut only into a variant that makes the step it meets, `cutPosition`.)
+        let switches = !M.requests && (!M.traced || !hasContainer)
         // One a resolver's get built first the run holds already (`takeBuilt`, a reference of its own): taking
         // the published one too would overwrite that word, a reference never let go of (the instance leaked).
         // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
         let built = M.destination == .graph && !slots.isEmpty && !M.requests
         var skipTo = -1
-        while check < checks.count && checks[check].at <= max(n, skipTo) {
+        // (Up to a cut: none at or past it, which the run does not reach.)
+        while check < checks.count && checks[check].at <= max(n, skipTo) && checks[check].at < cut {
             let found = checks[check]
             check += 1
-            guard found.made > skipTo, found.variant < 0 || switches, found.container < 0 || !M.cuts && !M.requests else { continue }
+            let cutThere = M.cuts && found.variant >= 0 ? cutPosition(found.variant, met: progress.pointee.met) : nil
+            guard found.made > skipTo, found.variant < 0 || switches && (!M.cuts || cutThere != nil),
+                  found.container < 0 || !M.cuts && !M.requests else { continue }
             guard !built || !graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips.contains(found.step) }) else { continue }
             // (A creating request's key the graph has, or a step only such keys asked for, `Graph.requestSkips`, read as the
             // step loop reads it, a plan of any size: neither taken published nor revived.)
@@ -76,6 +81,7 @@ extension Plan {
                     if !revived { tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } } }
                 }
                 (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
+                if M.cuts { cut = cutThere.unsafelyUnwrapped }
                 progress.pointee.variant = found.variant
                 taken.formUnion(B.Mask(word: variant.skip))  // (no variant over container steps: one word)
                 continue

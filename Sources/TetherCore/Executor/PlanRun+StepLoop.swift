@@ -129,15 +129,18 @@ extension Plan {
         // The container steps claimed late, where the build asks for each (`claimLate`): none claimed yet.
         var late = M.destination == .graph && !M.requests && !lateClaims.isEmpty
             ? B.Mask(graph.unsafelyUnwrapped.graph.borrow { $0.lateContainerClaims }) : B.Mask()
+        // A run up to a cut: the made steps before it (in the order of a `PublishedVariant` gone on in, `cutPosition`).
+        var cutAt = M.cuts ? madeSteps.firstIndex { $0 >= progress.pointee.cut } ?? madeSteps.count : Int.max
         for n in 0..<end {
             var i = madeSteps[n]
-            if M.cuts && i >= progress.pointee.cut { break }
+            if M.cuts && n >= cutAt { break }
             if M.creates && n <= skipTo { continue }
             // A step this run claimed, published meanwhile (a creation step; a container step, not up to a cut nor a request's).
             if (M.creates || !M.cuts && !M.requests) && check < checks.count && checks[check].at == n {
                 let spared = takePublished(M.self, &check, &checks, &order, n, run, locals, graph, told: &told, taken: &skip, progress,
-                                           unclaimed: late, walked: &walked, position: &position)
+                                           unclaimed: late, walked: &walked, position: &position, cut: &cutAt)
                 if M.creates { skipTo = spared; if n <= skipTo { continue } }
+                if M.cuts && n >= cutAt { break }
             }
             if M.creates { i = order[n] }
             // A container step claimed late whose claim failed: the build reports it where it asks for it.
@@ -229,7 +232,8 @@ extension Plan {
         let missed = B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut)
         // (A run up to a cut: the build asked for nothing from it on, `Plan.meeting`. A missing value: nothing past it.)
         if M.traced {
-            if let walked { tellWalkedHits(M.self, walked.order, &position, to: missed ? missing : M.cuts ? progress.pointee.cut : nil, run, locals) }
+            // (A cut run's walk is a `PublishedVariant`'s, `tellPublishedInWalk`: the cut where it asks for the step met.)
+            if let walked { tellWalkedHits(M.self, walked.order, &position, to: missed ? missing : M.cuts ? walked.cut(progress.pointee.met) : nil, run, locals) }
             else { tellHits(M.self, &told, to: missed ? missing : M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
         }
         if missed {
@@ -241,7 +245,13 @@ extension Plan {
             if M.requests { progress.pointee.cut = -1; return .success(false) }
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.
             releaseClaims(M.self, claims, locals, graph)
-            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) { letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph) }
+            // (Gone on in a `PublishedVariant`: last made first in its order, a resolver's gets in their place, as a failure's.)
+            let variantOrder = M.creates && order.baseAddress != madeSteps.baseAddress
+            if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
+                letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph, order: variantOrder ? order : nil)
+            } else if variantOrder {
+                letGoMade(order, before: min(cutAt, end), run)
+            }
             // A container step the build asks for before the one it meets: its claim's failure comes first.
             if claims != nil && claims!.failed != 0 {
                 if M.requests { progress.pointee.step = progress.pointee.cut; return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() }) }

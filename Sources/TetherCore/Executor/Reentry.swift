@@ -258,9 +258,12 @@ extension Plan {
     /// as the build does at its first claim (`Graph.claimInOrder`), when it asks for a creation step before that one.
     /// The frames a build has open when it asks for what `meeting` met, `step`: its askers (a failing plan's
     /// open frames above them too); a failing plan's open frame `k` (`steps.count + k`): those outside it.
-    func opened(before step: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
+    /// `parents`: a `PublishedVariant`'s askers, the run up to the cut gone on in it (nil: the plan's, `Step.parent`).
+    func opened(before step: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>,
+                parents: UnsafeBufferPointer<Int>? = nil) -> [Borrowed<Registration>] {
         if step >= steps.count { return Array(failing.unsafelyUnwrapped.allOpen(locals)[..<(step - steps.count)]) }
-        if steps[step].parent >= 0 { return constructing(at: steps[step].parent, locals) }
+        let parent = parents?[step] ?? steps[step].parent
+        if parent >= 0 { return constructing(at: parent, locals, parents: parents) }
         return failing?.opened(by: step, locals) ?? []
     }
 

@@ -11,6 +11,33 @@ extension Plan {
         creationChecks.contains { $0.step == step && ($0.reachedThere || switching && $0.variant >= 0) }
     }
 
+    /// Whether a run up to a cut at step `met` (`Plan.meeting`) goes on in every `PublishedVariant` that revives creation
+    /// step `step` (`revivesWhereReached(_:switching:)`): `met` is a step each of those runs makes, so the build reviving
+    /// it meets `met` where that walk asks for it (`cutPosition`). (Not a failing plan's open frame: no variant.)
+    func switchesUpToCut(_ step: Int, met: Int) -> Bool {
+        met < steps.count
+            && publishedVariants.indices.allSatisfy { publishedVariants[$0].step != step || cutPosition($0, met: met) != nil }
+    }
+
+    /// Where a run up to a cut gone on in `PublishedVariant` `variant` stops: the position in its order of the first
+    /// step it makes that is `met` or asked for under it (the build asks for `met` once those before are made, none
+    /// from there on). Nil: `met` is not a step that run makes (the build reviving there never meets it).
+    func cutPosition(_ variant: Int, met: Int) -> Int? {
+        let v = publishedVariants[variant]
+        let made = v.order[..<(v.order.count - v.skip.nonzeroBitCount)]
+        guard made.contains(met) else { return nil }
+        return Plan.firstUnder(met, made) { v.parent[$0] }
+    }
+
+    /// The first of `order` (a walk's post-order) that is `met` or asked for under it (`parent`: that walk's askers).
+    static func firstUnder<C: Collection<Int>>(_ met: Int, _ order: C, parent: (Int) -> Int) -> C.Index? {
+        order.firstIndex { s in
+            var k = s
+            while k >= 0 && k != met { k = parent(k) }
+            return k == met
+        }
+    }
+
     /// The `CreationCheck`s of creation steps `creating` (in step order). `walk`: of a run in which another
     /// order holds (`PublishedVariant`): the steps in the build's walk's post-order, the step that asked for
     /// each first, and the creation steps taken as leaves; positions are then in that order.
@@ -85,6 +112,9 @@ extension Plan {
         let order: [Int]
         let parent: [Int]
         let leaves: [Int]
+
+        /// The step where this walk asks for step `met` (a cut, `Plan.meeting`): the first that is it or under it.
+        func cut(_ met: Int) -> Int? { Plan.firstUnder(met, order) { parent[$0] }.map { order[$0] } }
     }
 
     /// The build's walk over the steps from the root: each step's DEP inputs in slot order, each step
