@@ -60,7 +60,7 @@ extension Graph {
         // The graph holds everything it made again, so dropping its references destroys
         // each once, last made first (dependents first: the newer), as the model's rollback
         // does; cached instances it merely reused stay cached. (A second call finds it empty.)
-        alive.reownAll()
+        alive.reown(from: 0)
         unpendShared()
         releaseCells(failed: true)
         clear()

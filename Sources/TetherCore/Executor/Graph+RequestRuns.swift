@@ -407,10 +407,11 @@ extension Graph {
             words.releaseUnmoved(i)
             words.base[i] = ReferenceWords<Instance>.none
         }
-        // Entered while it ran (`enterRunning`): the graph holds its own reference already.
+        // Entered while it ran (`enterRunning`): the graph holds its own reference already, unless a dependent's
+        // edge took the words' (the build's edge takes the graph's: the instance goes with that dependent).
         if !enteredEarly.isEmpty {
-            for i in enteredEarly {
-                words.releaseUnmoved(i)
+            for (i, at) in enteredEarly where !words.isNone(i) {  // (none: let go of above)
+                if words.owns(i) { words.releaseUnmoved(i) } else { alive.disown(at) }
                 words.base[i] = ReferenceWords<Instance>.none
             }
         }

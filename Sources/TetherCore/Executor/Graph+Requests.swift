@@ -35,8 +35,25 @@ extension Graph {
         return try requested(registration, from: lookup, counts)
     }
 
+    /// `requestedUnkept`, what a failed one made kept as the graph's (`keepFailedRequest`).
     @inline(__always)
     func requested(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
+        let from = alive.count
+        do { return try requestedUnkept(registration, from: lookup, counts) } catch {
+            keepFailedRequest(from: from)
+            throw error
+        }
+    }
+
+    /// A resolver's request that failed, having made `alive[from...]` (the build's, or its plan's run entered,
+    /// `enterAsked`): every one of those the graph's own again (`ReferenceStack.reown(from:)`), whoever holds it
+    /// too, so the graph lets go of each in its place, last made first, with its others (not with a dependent
+    /// the request made: a failure's order, as `abort`'s). Out of line: the cold path.
+    @inline(never)
+    func keepFailedRequest(from: Int) { alive.reown(from: from) }
+
+    @inline(__always)
+    private func requestedUnkept(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
         let spec = registration.specReference
         guard !spec.borrow({ $0.scope.isShared }) else { return try buildShared(registration, from: lookup, counts) }
         // (Not shared: it claims nothing, so the build's own look finds the same.)
@@ -104,13 +121,15 @@ extension Graph {
 
     /// The running request's steps made so far (`requestedMeanwhile`), entered as the build left them by then:
     /// each in `alive` (a reference of its own: the run's words still hand theirs on), keyed, queued for its
-    /// completion callbacks (`enterStep`). `enterAsked` lets go of their words' references.
+    /// completion callbacks (`enterStep`). Every made one (a transient too), in the order made (a request's run
+    /// is in step order), so what the request made meanwhile comes after them, as the build's order; a failed
+    /// request lets go of them in that order (`keepFailedRequest`). `enterAsked` lets go of their words' references.
     func enterRunning(_ plan: Borrowed<Plan>, _ running: (words: ReferenceWords<Instance>, root: Borrowed<Registration>, lookup: Borrowed<Container>, base: Int)) {
         plan.borrow { p in
-            for i in 0..<p.stepCount where !running.words.isNone(i) && !requestSkips.contains(i) && !enteredEarly.contains(i) {
-                guard p.steps[i].isKeyed || p.steps[i].completes, !p.steps[i].isShared else { continue }
+            for i in 0..<p.stepCount where !running.words.isNone(i) && !requestSkips.contains(i) && !enteredEarly.contains(where: { $0.step == i }) {
+                guard !p.steps[i].isShared else { continue }
                 let index = alive.append(running.words[i].retained())
-                enteredEarly.append(i)
+                enteredEarly.append((i, index))
                 enterStep(p, i, at: index, root: running.root, running.lookup.object)
             }
         }

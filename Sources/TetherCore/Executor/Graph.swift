@@ -500,7 +500,8 @@ final class Graph {
     /// when it began (its steps sit above those frames, `path`).
     var runningRequest: (words: ReferenceWords<Instance>, root: Borrowed<Registration>, lookup: Borrowed<Container>, base: Int)?
     /// The running request's steps entered into the graph before it ended (`enterRunning`), not entered again (`enterAsked`).
-    var enteredEarly: [Int] = []
+    /// Each with its index in `alive`.
+    var enteredEarly: [(step: Int, at: Int)] = []
     /// While a request made meanwhile is served (`requestedMeanwhile`): the running request's steps under
     /// construction, above its frames `base`, for `path` and `constructing`.
     var meanwhileOpen: (base: Int, steps: [Borrowed<Registration>])?

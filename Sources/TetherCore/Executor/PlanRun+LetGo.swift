@@ -4,7 +4,7 @@ extension Plan {
     /// What a run holds of its steps and did not hand on, let go of (`Plan.letGo`); a graph's
     /// words then hold nothing, so its own abort finds them empty. Out of line: the cold path.
     /// An instance run's references moved into a dependent's edge are taken back first (as `Graph.abort`'s
-    /// `reownAll`; edges take them only once a factory succeeded), so each instance goes in its own
+    /// `reown(from:)`; edges take them only once a factory succeeded), so each instance goes in its own
     /// place, last made first, not with its dependent.
     @inline(never)
     func letGo<M: RunMode>(_: M.Type, _ run: inout RunState, count: Int) {
@@ -55,7 +55,7 @@ extension Plan {
         let (words, built) = graph.borrow { ($0.replayedWords, $0.replayBuilt) }
         run.made = words.base
         run.pointers = words.base
-        // Every one reowned before any is released (`ReferenceStack.reownAll`): a release may free what a moved word names.
+        // Every one reowned before any is released (`ReferenceStack.reown(from:)`): a release may free what a moved word names.
         for k in 0..<count { words.reown(k) }
         for range in built { for j in range.from ..< range.to { words.reown(j) } }
         words.releaseUnmoved(lastFirst: count, built: built, end: built[built.count - 1].to, order: order)

@@ -197,11 +197,20 @@ struct ReferenceStack<Element: AnyObject> {
     /// afresh after a resolver's build appended: `Graph.replayedWords`).
     var wordsFromStart: ReferenceWords<Element> { words }
 
-    /// Gives the stack a reference of its own again to every element moved out (a retain
-    /// each), so `removeAll` releases each in its place: a failed resolve lets go of what
-    /// it made last made first, whoever else held it meanwhile.
-    mutating func reownAll() {
-        for i in 0..<count { words.reown(i) }
+    /// Gives the stack a reference of its own again to every element from `first` on moved out
+    /// (a retain each), so `removeAll` releases each in its place: a failed resolve (`Graph.abort`,
+    /// from 0) or a resolver's failed request (`Graph.keepFailedRequest`, from where it began) lets
+    /// go of what it made last made first, whoever else held it meanwhile.
+    mutating func reown(from first: Int) {
+        for i in first..<count { words.reown(i) }
+    }
+
+    /// Lets go of the stack's own reference to the element at `i`, marked moved: another owner holds
+    /// it now (`Graph.enterAsked`: a dependent's edge took the words' reference the stack's stood beside).
+    @inline(__always)
+    func disown(_ i: Int) {
+        guard words.owns(i) else { return }
+        words.move(i).element.release()
     }
 
     /// Releases every element not moved out, last first (a release may run code
