@@ -262,9 +262,10 @@ extension Graph {
     /// After a cut run's claims found the asker of the step it meets cached (`cutAskerCached`: read and cleared) where
     /// no variant `switchedVariant` picks serves (a failing, wide or child's plan): `Plan.leafVariant`, the plan with the
     /// cached container steps leaves, held by the thread till the resolve ends (`ThreadState.oneShotPlans`), which `run`
-    /// runs instead (up to where it meets that step, if it does). Nil: none (its walk declines). Out of line: rare.
+    /// runs instead (up to where it meets that step, if it does; a request's `runAskedPick`, as its pick). Nil: none (its
+    /// walk declines). Out of line: rare.
     @inline(never)
-    private func leafVariant(_ plan: Borrowed<Plan>, _ root: Registration, from container: Container) -> Borrowed<Plan>? {
+    func leafVariant(_ plan: Borrowed<Plan>, _ root: Registration, from container: Container) -> Borrowed<Plan>? {
         guard cutAskerCached else { return nil }
         cutAskerCached = false
         switchesToVariant = nil
