@@ -169,14 +169,16 @@ import Testing
     ///   cached, makes Clock and reports Nowhere, as the variant (a failing plan too) does.
     /// - "wide": 64 transients first, the Session the 66th step (its bit past the 64th: `wideMasks`).
     /// - "child", "childLate": a Tag each child registers (the Handler's plan a child's, no `mixedVariants`), with a
-    ///   CONTAINER-scoped Late last in "childLate", not cached (made and cached by the first nested Handler).
-    @Test(arguments: ["failing", "wide", "child", "childLate"]) func aCutRunWhoseAskerIsCachedInAFailingWideOrChildsPlanRunsThePlanWithItALeaf(shape: String) throws {
-        let pads = shape == "wide" ? (0..<64).map { "P\($0)" } : []
+    ///   CONTAINER-scoped Late last in "childLate", not cached (made and cached by the first nested Handler); a weak One
+    ///   first in "childCreating", dead at every resolve (a creating cut run: the child's creating walk with the leaves).
+    @Test(arguments: ["failing", "wide", "child", "childLate", "childCreating"])
+    func aCutRunWhoseAskerIsCachedInAFailingWideOrChildsPlanRunsThePlanWithItALeaf(shape: String) throws {
+        let pads = shape == "wide" ? (0..<64).map { "P\($0)" } : shape == "childCreating" ? ["One"] : []
         let child = shape.hasPrefix("child")
         let run = try serve(pre: ["Session"], sessionSlot: pads.count, perChild: { fx, c in
             if child { try fx.register("Tag", scope: .transient, in: c) }
         }) { fx, x in
-            for pad in pads { try fx.register(pad, scope: .transient) }
+            for pad in pads { try fx.register(pad, scope: pad == "One" ? .weak : .transient) }
             try fx.register("Clock")
             try fx.register("Late", scope: .container)
             try fx.register("X", scope: .transient, body: x)
