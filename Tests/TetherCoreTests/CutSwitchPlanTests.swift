@@ -13,7 +13,9 @@ import Testing
     /// Twice: a child resolves `Handler` twice (the plans recorded), then a new child resolves `pre` and `X` twice,
     /// X's factory resolving `Handler` in that child (nested: it meets X, constructed further out), noting the tree
     /// or the error, and whether the nested Handler's input `sessionSlot` is the `pre` Session (`session true`).
-    private func serve(pre: [String], sessionSlot: Int = 0, _ setUp: (Fixture, _ xBody: @escaping (Obj) throws -> Void) throws -> Void) throws
+    /// `perChild`: registers in each child first (the Handler's plan a child's then). A warm resolve's error is noted.
+    private func serve(pre: [String], sessionSlot: Int = 0, perChild: @escaping (Fixture, Container) throws -> Void = { _, _ in },
+                       _ setUp: (Fixture, _ xBody: @escaping (Obj) throws -> Void) throws -> Void) throws
         -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
         try bothPaths { fx -> [String] in
             let nesting = Box(false), messages = Box<[String]>([]), current = Box<Container?>(nil), session = Box<UnsafeMutableRawPointer?>(nil)
@@ -29,13 +31,17 @@ import Testing
             }
             for _ in 0..<2 {
                 let warm = try fx.child()
+                try perChild(fx, warm)
                 current.value = warm
                 for _ in 0..<2 {
-                    let h = try fx.resolve("Handler", in: warm)
-                    withExtendedLifetime(h) { messages.value.append(Obj.of(h).tree()) }
+                    do {
+                        let h = try fx.resolve("Handler", in: warm)
+                        withExtendedLifetime(h) { messages.value.append(Obj.of(h).tree()) }
+                    } catch let e as TetherError { messages.value.append("warm \(e.code): \(e.message)") }
                 }
                 _ = try warm.close()
                 let child = try fx.child()
+                try perChild(fx, child)
                 current.value = child
                 for key in pre {
                     let instance = try fx.resolve(key, in: child)
@@ -59,18 +65,22 @@ import Testing
     }
 
     /// Served as built, every resolve a plan's; `makes`: the factory calls of the first child's two resolves of X;
-    /// `nested`: the nested Handler made (else the cycle reported).
+    /// `nested`: the nested Handler made (else the cycle reported); `failure`: the nested resolves' error (its code and
+    /// a fragment of its message) instead.
     private func expectServed(_ run: (logs: [[String]], seen: [[String]], counts: [String: Int]), makes: [String], nested: Bool,
-                              sourceLocation: SourceLocation = #_sourceLocation) throws {
+                              failure: (code: String, fragment: String)? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
         // (Per child pair: two Handlers, `pre`, two Xs, two nested Handlers; none built.)
         #expect(run.counts.keys.sorted() == ["resolves"], "\(run.counts)", sourceLocation: sourceLocation)
         #expect(run.logs[0] == run.logs[1], "\(run.logs[0]) vs \(run.logs[1])", sourceLocation: sourceLocation)
         #expect(run.seen[0] == run.seen[1], sourceLocation: sourceLocation)
         let made = try nestedMakes(run.logs[0])
         #expect(made == makes, "\(made)", sourceLocation: sourceLocation)
-        let outcomes = run.seen[0].filter { $0.hasPrefix("nested") || $0.hasPrefix("cycle") }
+        let outcomes = run.seen[0].filter { s in s.hasPrefix("nested") || s.hasPrefix("cycle") || failure.map { s.hasPrefix($0.code + ": ") } == true }
         #expect(outcomes.count == 4, "\(run.seen[0])", sourceLocation: sourceLocation)
-        if nested {
+        if let failure {
+            #expect(outcomes.allSatisfy { $0.hasPrefix(failure.code + ": ") && $0.contains(failure.fragment) }, "\(outcomes)",
+                    sourceLocation: sourceLocation)
+        } else if nested {
             #expect(outcomes.allSatisfy { $0.hasPrefix("nested Handler(") }, "\(outcomes)", sourceLocation: sourceLocation)
             #expect(run.seen[0].filter { $0.hasPrefix("session") } == Array(repeating: "session true", count: 4), sourceLocation: sourceLocation)
         } else {
@@ -150,5 +160,36 @@ import Testing
         }
         let made = ["make One", "make Clock", "make Handler", "make X"]
         try expectServed(run, makes: made + made, nested: true)
+    }
+
+    /// Branch heldrest: the asker (the Session, which asks for X) found cached in a cut run of a plan whose set of cached
+    /// container steps `variant(forCached:cut:)` cannot pick by: the plan with them leaves (`Plan.leafVariant`, kept by no
+    /// plan), which does not meet X, replayed whole (`containerHeld` before: built).
+    /// - "failing": the Handler asks for Nowhere, registered nowhere, last: a failing plan; the build takes the Session
+    ///   cached, makes Clock and reports Nowhere, as the variant (a failing plan too) does.
+    /// - "wide": 64 transients first, the Session the 66th step (its bit past the 64th: `wideMasks`).
+    /// - "child", "childLate": a Tag each child registers (the Handler's plan a child's, no `mixedVariants`), with a
+    ///   CONTAINER-scoped Late last in "childLate", not cached (made and cached by the first nested Handler); a weak One
+    ///   first in "childCreating", dead at every resolve (a creating cut run: the child's creating walk with the leaves).
+    @Test(arguments: ["failing", "wide", "child", "childLate", "childCreating"])
+    func aCutRunWhoseAskerIsCachedInAFailingWideOrChildsPlanRunsThePlanWithItALeaf(shape: String) throws {
+        let pads = shape == "wide" ? (0..<64).map { "P\($0)" } : shape == "childCreating" ? ["One"] : []
+        let child = shape.hasPrefix("child")
+        let run = try serve(pre: ["Session"], sessionSlot: pads.count, perChild: { fx, c in
+            if child { try fx.register("Tag", scope: .transient, in: c) }
+        }) { fx, x in
+            for pad in pads { try fx.register(pad, scope: pad == "One" ? .weak : .transient) }
+            try fx.register("Clock")
+            try fx.register("Late", scope: .container)
+            try fx.register("X", scope: .transient, body: x)
+            try fx.register("Session", [dep("X")], scope: .container)
+            let tail: [Param] = shape == "failing" ? [dep("Nowhere")] : child ? [dep("Tag")] + (shape == "childLate" ? [dep("Late")] : []) : []
+            try fx.register("Handler", pads.map { dep($0) } + [dep("Session"), dep("Clock")] + tail, scope: .transient)
+        }
+        let made = pads.map { "make \($0)" } + ["make Clock"] + (child ? ["make Tag"] : [])
+        let first = made + (shape == "childLate" ? ["make Late"] : []) + (shape == "failing" ? [] : ["make Handler"]) + ["make X"]
+        let second = made + (shape == "failing" ? [] : ["make Handler"]) + ["make X"]
+        try expectServed(run, makes: first + second, nested: true,
+                         failure: shape == "failing" ? ("notFound", "\"Nowhere\"") : nil)
     }
 }

@@ -1622,4 +1622,48 @@ import Testing
         #expect(made == first, "\(outcome.log)")
         #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
     }
+
+    /// Branch heldrest: the same request up to X whose asker (the Session) is cached, in a plan whose set of cached
+    /// container steps `variant(forCached:cut:)` cannot pick by: the plan with them leaves (`Plan.leafVariant`, kept by no
+    /// plan), run whole (`containerHeld` before: built). "failing": the Handler asks for Nowhere last (the request's error
+    /// where the build reports it, after Clock); "wide": `pads` first (the Session past the 64th step); "child": a Tag the
+    /// child registers (a child's plan).
+    @Test(arguments: ["failing", "wide", "child"]) func aRequestUpToACutWhoseAskerIsCachedInAFailingWideOrChildsPlanRunsThePlanWithItALeaf(kind: String) throws {
+        let current = Box<Container?>(nil), nesting = Box(false), padCount = Box(0)
+        let (outcome, requests) = try expectSame({ fx in
+            let pads = kind == "wide" ? try Self.pads(fx) : []
+            padCount.value = pads.count
+            try fx.register("Clock")
+            try fx.register("X", scope: .transient) { _ in if nesting.value { _ = try fx.resolve("Y", in: current.value!) } }
+            let y = try fx.register("Y", scope: .transient)
+            try fx.register("Session", [dep("X")], scope: .container)
+            let tail = kind == "failing" ? [dep("Nowhere")] : kind == "child" ? [dep("Tag")] : []
+            try fx.register("Handler", pads + [dep("Session"), dep("Clock")] + tail, scope: .transient)
+            fx.onComplete(y) { resolver, _, _ in
+                do {
+                    let h = try resolver.get(Key("Handler"))
+                    fx.tracker.note("Handler \(Obj.of(h).dep(pads.count).label)")
+                } catch let e as TetherError { fx.tracker.note("Handler failed: \(e.code) \(e.message.contains("\"Nowhere\""))") }
+            }
+        }) { fx in
+            let child = try fx.child()
+            if kind == "child" { try fx.register("Tag", scope: .transient, in: child) }
+            current.value = child
+            nesting.value = false
+            let session = try fx.resolve("Session", in: child)
+            nesting.value = true
+            try withExtendedLifetime(session) { for _ in 0..<3 { _ = try fx.resolve("X", in: child) } }
+            _ = try child.close()
+            return []
+        }
+        let noted = outcome.log.filter { $0.hasPrefix("Handler") }
+        #expect(noted == Array(repeating: kind == "failing" ? "Handler failed: \(ErrorCode.notFound) true" : "Handler Session", count: 3),
+                "\(outcome.log)")
+        // (The first X: Y, the request's, X.)
+        let first = ["make Y"] + (0..<padCount.value).map { "make P\($0)" } + ["make Clock"] + (kind == "child" ? ["make Tag"] : [])
+            + (kind == "failing" ? [] : ["make Handler"]) + ["make X"]
+        let made = Array(outcome.log.drop { $0 != "make Session" }.dropFirst().filter { $0.hasPrefix("make") }.prefix(first.count))
+        #expect(made == first, "\(outcome.log)")
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
 }

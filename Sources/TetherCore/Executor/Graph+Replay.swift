@@ -238,7 +238,7 @@ extension Graph {
         // steps, those the build asks for before the cut, `claimWithContainerSteps`).
         cutClaims = (met.cut, met.step)
         defer { cutClaims = nil }
-        switchesToVariant = nil  // (set by this plan's claims or run only)
+        (switchesToVariant, cutAskerCached) = (nil, false)  // (set by this plan's claims or run only)
         if met.claims, try !claimCreations(plan, root: root, from: container, meeting: true) {
             try replayPastFailure(plan, from: container, arguments: arguments)
             return switchedVariant(plan, from: container, cut: true)
@@ -252,13 +252,29 @@ extension Graph {
         alive.removeAll()  // its words, empty: the run let go of what it made (`Plan.cutReached`)
         guard progress.pointee.cut == -1 else {
             if met.claims { releaseCells() }
-            return switchedVariant(plan, from: container, cut: true)
+            return switchedVariant(plan, from: container, cut: true) ?? leafVariant(plan, root, from: container)
         }
         // (A creating run gone on in a `PublishedVariant`, `Plan.cutPosition`: the askers in that walk.)
         let variant = met.claims ? progress.pointee.variant : -1
         cutOpen = plan.borrow { $0.opened(before: met.step, progress.pointee.locals, parents: variant >= 0 ? $0.publishedVariants[variant].parent : nil) }
         defer { cutOpen = [] }
         throw Reentry.reentered(met.registration, by: self)
+    }
+
+    /// After a cut run's claims found the asker of the step it meets cached (`cutAskerCached`: read and cleared) where
+    /// no variant `switchedVariant` picks serves (a failing, wide or child's plan): `Plan.leafVariant`, the plan with the
+    /// cached container steps leaves, held by the thread till the resolve ends (`ThreadState.oneShotPlans`), which `run`
+    /// runs instead (up to where it meets that step, if it does; a request's `runAskedPick`, as its pick). Nil: none (its
+    /// walk declines). Out of line: rare.
+    @inline(never)
+    func leafVariant(_ plan: Borrowed<Plan>, _ root: Registration, from container: Container) -> Borrowed<Plan>? {
+        guard cutAskerCached else { return nil }
+        cutAskerCached = false
+        switchesToVariant = nil
+        guard let variant = plan.borrow({ $0.leafVariant(root, from: container, progress.pointee.locals) }) else { return nil }
+        Borrowed<ThreadState>(opaque: thread).borrow { $0.oneShotPlans.append(variant) }
+        progress.pointee.decline = nil  // not declined after all
+        return Borrowed(variant)
     }
 
     /// A creation step of the plan replaying into this graph made `registration`'s instance: its

@@ -161,6 +161,7 @@ extension Graph {
                 (met, refusal) = ((refused.step, refused.registration, refused.cut, false), refused.error)
             }
             if let met {
+                cutAskerCached = false  // (set by this run's claims only)
                 let outcome = meetAsked(plan, met, words, count: count, root: Borrowed(registration), lookup, creating: creates, refusal: refusal)
                 if case .success(nil) = outcome {
                     (reason, progress.pointee.decline) = (progress.pointee.decline ?? .other, nil)
@@ -191,6 +192,12 @@ extension Graph {
                 reason = nil
                 return try runAskedPick(registration, from: lookup, declined: &reason, counts, creating: creating, picked: variant)
             }
+        }
+        // Up to a cut, its asker cached in a failing, wide or child's plan, which no variant above serves: the plan with
+        // the cached container steps leaves, once (held as those).
+        if picked == nil, met != nil, let variant = leafVariant(plan, registration, from: lookup) {
+            reason = nil
+            return try runAskedPick(registration, from: lookup, declined: &reason, counts, creating: creating, picked: variant)
         }
         if let counts, case .success(_?) = outcome { counts.countRequest(found: false, built: nil) }
         if let counts, case .failure = outcome { counts.countRequest(found: false, built: nil) }

@@ -413,6 +413,9 @@ final class Graph {
     /// build's order; `claimWithContainerSteps`: one, of a creation plan recorded with every step made): the run
     /// declined, and `replay` (a request's `runAsked`) runs the plan `variant(_:for:)` picks instead (read and cleared there).
     var switchesToVariant: (bits: UInt, count: Int)?
+    /// Set by a cut run's claims that found the asker of the step it meets cached (`Plan.claimContainerSteps`): where
+    /// no variant `switchesToVariant` picks serves, `replayMeeting` runs the plan with the cached ones leaves (`leafVariant`).
+    var cutAskerCached = false
 
     /// While a resolver's request's plan runs (`runAsked`): the graph's cells before it (kept when its claims
     /// are let go of), and the container steps it made (`madeContainerCell`: entered as made, `enterStep`).

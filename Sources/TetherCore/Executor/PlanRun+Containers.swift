@@ -185,6 +185,7 @@ extension Plan {
                 if asker {
                     into.graph.borrow { g in
                         g.dropContainerClaims()
+                        g.cutAskerCached = true  // (a failing or wide plan's bits cannot name the set: `Graph.leafVariant`)
                         if failing == nil && !wideMasks {
                             let bits = claims.load(0).word | cachedNow(in: into.lookup.object, locals.base).bits
                             g.switchesToVariant = (bits, bits.nonzeroBitCount)

@@ -118,6 +118,32 @@ extension Plan {
         return variants.keep(UInt(n), plan).plan.map { .init($0) }
     }
 
+    /// The plan of the build that takes the asker of the step a cut run meets cached (`Graph.replayMeeting`), where
+    /// `variant(forCached:cut:)` has none: a failing plan's (its bits name frames, not steps), a wide one's (no bit past
+    /// the 64th step), a child's (no `mixedVariants`; its `cachedVariant`, if any, serves every one cached). Walked as a
+    /// failing plan's variants (`recordVariant`: from `root`, creating if this plan creates), the container steps cached
+    /// now in the resolving container and this plan's container-scoped leaves taken from their caches (a child's own by
+    /// slot), for the run only (`keptByNone`). Nil: its walk declines, or a child's component changed since the pick.
+    func leafVariant(_ root: Registration, from container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Plan? {
+        var leaves = failing?.leaves ?? Leaves()
+        for i in steps.indices {
+            let r = registration(of: i, locals)
+            if steps[i].isContainer ? !Self.isCached(r, in: lookup(of: i, locals) ?? Borrowed(container))
+                : !steps[i].isShared || !r.borrow({ $0.spec.scope.isPerResolvingContainer }) { continue }
+            if steps[i].local >= 0 { leaves.slots.insert(steps[i].local) } else { leaves.ids.insert(ObjectIdentifier(r.object)) }
+        }
+        let plan: Plan
+        do throws(Decline) {
+            plan = try Self.recordVariant(root, configuration: root.container.configuration, creating: createsShared,
+                                          child: hasLocals ? container : nil, leaves: leaves)
+        } catch {
+            return nil
+        }
+        guard !plan.declines, !hasLocals || plan.hasSameComponent(as: self) else { return nil }
+        plan.keptByNone = true
+        return plan
+    }
+
     /// A variant's walk (`failingVariant`): as the failing plan's, `leaves` taken from their caches. A child's creating walk
     /// that creates nothing: its warm plan.
     private static func recordVariant(_ root: Registration, configuration: UInt, creating: Bool, child: Container?,
