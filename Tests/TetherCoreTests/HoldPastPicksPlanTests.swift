@@ -15,11 +15,16 @@ import Testing
     /// `notCached`, `sharedRoot` for the weak root, before). Past the bound (the fifth pick) the resolve claims Root,
     /// S, W1..W5 and holds W6 (`claimInOrder`): the sixth plan's hook lets go of W6, which the graph holds, and its
     /// run serves the resolve.
-    @Test(arguments: [Scope.transient, .weak]) func leavesLetGoOfUnderEveryPickRunAPlan(rootScope: Scope) throws {
+    /// `resetsSingleton`: Root over G too (a singleton, cached), reset before the sixth pick's claims: the hold pins no
+    /// cached singleton, so that run finds G gone and declines, and the build serves it (the residual of `notCached`,
+    /// left after branch pickrest).
+    @Test(arguments: [(Scope.transient, false), (.weak, false), (.transient, true)])
+    func leavesLetGoOfUnderEveryPickRunAPlan(rootScope: Scope, resetsSingleton: Bool) throws {
         let fx = try Fixture()
         let n = 6
-        try fx.register("Root", [dep("S")] + (1...n).map { dep("W\($0)") }, scope: rootScope)
+        try fx.register("Root", [dep("S")] + (1...n).map { dep("W\($0)") } + (resetsSingleton ? [dep("G")] : []), scope: rootScope)
         try fx.register("S", scope: .weak)
+        try fx.register("G", scope: .singleton)
         for k in 1...n { try fx.register("W\(k)", scope: .weak) }
         let holders = Box<[Int: Instance]>([:])
         do {  // the warm plan, every leaf cached; then S (and a weak Root) let go of
@@ -30,24 +35,29 @@ import Testing
         }
         let calls = Box(0)
         let root = try #require(fx.container.registration(for: Key("Root")))
+        let container = fx.container
         var made: Instance?
         let counts = try withTestHook {
             Graph.setBeforeClaimingCreations { r in
                 guard r === root else { return }
                 calls.value += 1
                 holders.value[calls.value] = nil
+                if resetsSingleton && calls.value == n { container.reset(.singleton) }
             }
             defer { Graph.setBeforeClaimingCreations(nil) }
             return try counted { made = try fx.resolve("Root") }
         }
-        #expect(counts == ["resolves": 1], "served by the plan picked under the held claims: \(counts)")
+        #expect(counts == (resetsSingleton ? ["resolves": 1, "notCached": 1] : ["resolves": 1]),
+                "served by the plan picked under the held claims (G reset: the build's): \(counts)")
         #expect(calls.value == n, "a creation plan's claims per pick: \(calls.value)")
         let obj = Obj.of(try #require(made))
         for k in 1...n { #expect(obj.dep(k).label == "W\(k)" && fx.tracker.isLive(obj.depPointer(k))) }
+        if resetsSingleton { #expect(obj.dep(n + 1).label == "G" && fx.tracker.made("G") == 2, "G reset, made again by the build") }
         #expect(fx.tracker.made("S") == 2 && fx.tracker.made("Root") == 2)
         for k in 1..<n { #expect(fx.tracker.made("W\(k)") == 2, "W\(k): the warm-up's and the run's") }
         #expect(fx.tracker.made("W\(n)") == 1, "W\(n): held past the bound, taken cached")
         made = nil
+        container.reset(.singleton)
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
 

@@ -139,7 +139,7 @@ extension Graph {
                 || (hit != nil && meeting) {
                 // A dead weak instance to revive where the plan does not, which the build handles if no plan
                 // picked next does. (Published meanwhile, in a run up to a cut: the plan picked next.)
-                progress.pointee.decline = step == plan.borrow({ $0.stepCount }) - 1 ? .sharedRoot : .notCached
+                progress.pointee.decline = .notCached
                 hit?.release()
                 dropClaimedHits()
                 releaseCells()
@@ -375,7 +375,6 @@ extension Graph {
         // under them the build never asks for, so they are not claimed (a cell a sorted pass claimed for one
         // is let go of by `takesClaimedHits`), nor made (`claimedSkip`).
         var published: [Int] = []
-        let last = plan.borrow { $0.stepCount } - 1
         // The plan for the set of container steps cached now instead (`replay`; all: its `cachedVariant`, else the creating
         // `mixedVariant`), whose claims decline if that changed since.
         func switchesForCached(_ reason: Plan.Decline) -> Bool {
@@ -444,7 +443,7 @@ extension Graph {
             // (No cell, no hit: claimed further out on this thread and not made there, `createUnderOuter`: the run makes it
             // under that claim, `madeCreation`, as `claimCreations`' run does and the build.)
             if revives || hit != nil {
-                progress.pointee.decline = step == last ? .sharedRoot : .notCached
+                progress.pointee.decline = .notCached
                 hit?.release()
                 dropClaimedHits()
                 releaseCells()

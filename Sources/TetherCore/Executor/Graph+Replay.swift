@@ -25,12 +25,9 @@ extension Graph {
                 var picks = 0, holding = false
                 while built == nil, let replayed = plan {
                     // A step under construction further out on this thread: the plan runs up to where the
-                    // build asks for it, and reports the cycle (`replayMeeting`), unless it is one that does not.
-                    if !outer.isEmpty && replayed.borrow({ $0.meets(outer, progress.pointee.locals) }) {
-                        guard let met = replayed.borrow({ $0.meeting(outer, progress.pointee.locals) }) else {
-                            progress.pointee.decline = .cycle
-                            break
-                        }
+                    // build asks for it, and reports the cycle (`replayMeeting`; `meeting` finds a cut wherever
+                    // `meets` is true: `cycle` before branch pickrest).
+                    if !outer.isEmpty, let met = replayed.borrow({ $0.meeting(outer, progress.pointee.locals) }) {
                         // Its claims found container steps cached: the variant for them, met again (bounded as the picks).
                         if let variant = try replayMeeting(replayed, met, registration, from: container, arguments: arguments) {
                             if picks < Self.maxCreationPicks {

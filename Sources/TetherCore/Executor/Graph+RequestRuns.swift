@@ -60,7 +60,7 @@ extension Graph {
                 : registration.plan(from: lookup, progress)) else {
             // (None for the caches' state: why, as `PlanStats.countBuild` tells a top-level resolve's.)
             reason = creating ? registration.creationDecline ?? .notCached : registration.planDecline(from: lookup)
-            if shared && reason == .other { reason = .sharedRoot }  // (its warm plan serves it cached only)
+            if shared && reason == .other { reason = .notCached }  // (its warm plan serves it cached only)
             return nil
         }
         // A plan with a `cachedVariant`: the one the container steps' caches pick (`Plan.variant(forCached:)`), as
@@ -100,14 +100,10 @@ extension Graph {
         // request made meanwhile, one of the running request's open steps too (its path through them, `meanwhileOpen`),
         // unless frames opened since (not known: built).
         let open = meanwhileOpen.map { $0.base == frames.count } ?? true ? constructedSteps(plan, progress.pointee.locals) : []
-        if !open.isEmpty || !outer.isEmpty && plan.borrow({ $0.meets(outer, progress.pointee.locals) }) {
-            met = plan.borrow { $0.meeting(open + outer, progress.pointee.locals) }
-            // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.neverAsked`. No cut: none
-            // known, `meeting` finds what `meets` and `constructedSteps` do, counted as `Graph.run` counts it.)
-            guard met != nil else {
-                reason = .cycle
-                return nil
-            }
+        // (Over creation steps: the cells the build asked for before the cut claimed, `Plan.neverAsked`. `meeting` finds
+        // what `meets` and `constructedSteps` do: `cycle` before branch pickrest, where it would not.)
+        if !open.isEmpty || !outer.isEmpty, let m = plan.borrow({ $0.meeting(open + outer, progress.pointee.locals) }) {
+            met = m
         } else if meanwhileOpen != nil && plan.borrow({ p in (0..<p.stepCount).contains { !p.steps[$0].isShared && constructs(p.registration(of: $0, progress.pointee.locals)) } }) {
             reason = .requestInGraph
             return nil
@@ -315,7 +311,6 @@ extension Graph {
     func claimAsked(_ plan: Borrowed<Plan>, from container: Container, skips: StepBits, cellsBefore: Int,
                             _ progress: UnsafeMutablePointer<PlanProgress>, cut: Bool) -> Bool {
         let inOrderBefore = claimedInOrder
-        let last = plan.borrow { $0.stepCount } - 1
         var declined: Plan.Decline?, keeps = false
         // Container steps found cached (the build never asks for what is under them), creation steps found
         // published (nor under those): as `claimWithContainerSteps`.
@@ -352,7 +347,7 @@ extension Graph {
             // (as `claimWithContainerSteps`). One a step still made asks for: the build makes it where that one asks.
             if under && leavesUntaken(plan, step, under: cachedContainers, progress.pointee.locals) { continue }
             if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) }) {
-                declined = step == last ? .sharedRoot : .notCached
+                declined = .notCached
                 // Under them, a step still made asks for it too: the plan for the set cached now (`runAsked`), as
                 // `claimWithContainerSteps` (not a run up to a cut: no switch).
                 if under && !cut { switchesToVariant = plan.borrow { $0.cachedNow(in: container, progress.pointee.locals) } }

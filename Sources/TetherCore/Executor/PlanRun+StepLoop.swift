@@ -47,9 +47,8 @@ extension Plan {
         var untaken = B.Mask(), absent = B.Mask()
         if hasShared && !takeShared(M.self, &run, locals, &missing, &untaken, &absent) {
             letGo(M.self, &run, count: count)
-            // (A warm plan's shared root: the resolve missed it, and the creation plan, if any, makes it. A failing
-            // plan's last step is not its root.)
-            progress.pointee.decline = steps[count - 1].isShared && !fails ? .sharedRoot : .notCached
+            // (A warm plan's shared root too: the resolve missed it, and the creation plan, if any, makes it.)
+            progress.pointee.decline = .notCached
             return .success(false)
         }
         if B.readsRequest && hasContainer

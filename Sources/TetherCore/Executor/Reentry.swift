@@ -270,11 +270,13 @@ extension Plan {
     func meeting(_ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>)
         -> (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)? {
         let identities = outer.map { $0.borrow { $0.constructionIdentity } }
-        let first = firstAskedOfEach()
+        // (Read on the first step met: a nested resolve meeting none pays what `meets` does.)
+        var first: [Int] = []
         var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
         for i in 0..<steps.count {
             let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
             guard identities.contains(registration.borrow({ $0.constructionIdentity })) else { continue }
+            if first.isEmpty { first = firstAskedOfEach() }
             if met == nil || first[i] < met!.cut || first[i] == met!.cut && i > met!.step { met = (i, registration, first[i], false) }
         }
         // A failing plan's open frames, outermost first: one asked for no later than that step (it asks for what follows it).
@@ -286,7 +288,13 @@ extension Plan {
             }
         }
         // A creation step asked for before it: the build claimed every creation cell by then.
-        if let m = met { met!.claims = creations.contains { first[$0.step] < m.cut || first[$0.step] == m.cut && $0.step > m.step } }
+        if let m = met {
+            if first.isEmpty { first = firstAskedOfEach() }
+            met!.claims = creations.contains { first[$0.step] < m.cut || first[$0.step] == m.cut && $0.step > m.step }
+        }
+        // Nil exactly where `meets` is false (every step or open frame it finds is met here): the runs take no
+        // other path for a plan that meets a key further out (`cycle` before branch pickrest, none counted since branch requests).
+        assert((met != nil) == meets(outer, locals), "meeting finds no cut for a plan that meets \(outer.count) keys")
         return met
     }
 

@@ -156,6 +156,7 @@ extension Registration {
         var decline = Plan.Decline.other
         var plan: Plan?
         do { plan = try Plan.record(self, configuration: configuration, child: child) } catch { (plan, decline) = (nil, error) }
+        if let made = plan, made.declines { decline = made.decline }  // (its own reason, as `oneShotPlan`'s: `other` is no reason)
         if retiring && plan == nil { plan = Plan.declined(configuration, decline, child: child, below: owner) }
         var retired: [Plan] = []
         let installed = lock.withSpinLock { () -> Bool in
@@ -247,9 +248,16 @@ extension Registration {
                              _ progress: UnsafeMutablePointer<PlanProgress>? = nil) -> Borrowed<Plan>? {
         var plan: Plan?
         var decline = Plan.Decline.other
-        do {
-            plan = if let child { try Plan.record(self, configuration: configuration, child: child, creating: true) }
-                else { try Plan.record(self, configuration: configuration, creating: true) }
+        do throws(Plan.Decline) {
+            if let child {
+                // (Creating nothing, every shared key cached: the warm plan, as `record(creating:)` gives from the owner.)
+                do throws(Plan.Decline) { plan = try Plan.record(self, configuration: configuration, child: child, creating: true) } catch {
+                    guard error == .notCached else { throw error }
+                    plan = try Plan.record(self, configuration: configuration, child: child)
+                }
+            } else {
+                plan = try Plan.record(self, configuration: configuration, creating: true)
+            }
         } catch { decline = error }
         if let made = plan, made.declines { (plan, decline) = (nil, made.decline) }
         // (A plan with a `cachedVariant` replays into the graph too: `Graph.replay` switches to it.)
@@ -301,6 +309,11 @@ extension Registration {
         let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration && $0.hasLocals } } ?? [] }
         // The last `fits` wrote `locals` for the plan found.
         if let found = known.last(where: { $0.fits(child, owner, progress) && $0.matchesCaches(progress.pointee.locals) }) { return .init(found) }
+        // Past `maxPlans` component plans (a bridge that keeps replaced plans: `componentPlan` found none): one for this
+        // run, warm or creating, as `creationPlanFound` past `maxPlans` warm plans (the build before branch pickrest, `other`).
+        if withRare({ $0.lastComponentPlan.load(ordering: .acquiring) }) == Self.noMorePlans {
+            return oneShotPlan(configuration, child: child, owner, progress)
+        }
         // A plan that does not fit `child` once recorded: a level of it registered while the walk read the component
         // (an ALL slot's new item, say); recorded once more through the child as it is now, as the build reads it.
         for _ in 0..<2 {

@@ -24,7 +24,7 @@ extension Plan {
         // A container-scoped root is a container step, as from its own container (`record`). A singleton's
         // resolve is its own container's (`Graph.resolve`); a weak root not cached is a creation step (`creating`).
         guard !root.spec.scope.isShared || root.spec.scope.isPerResolvingContainer || (creating && root.spec.scope.isKeptWeakly)
-        else { throw .sharedRoot }
+        else { throw .notCached }
         let recorder = try childRecorder(root, child)
         recorder.makesContainer = true
         recorder.createsUncached = creating

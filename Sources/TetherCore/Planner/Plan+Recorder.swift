@@ -132,7 +132,7 @@ extension Plan {
         /// Why `visit` found the graph not plain (the recording stopped there).
         var decline = Decline.other
         /// The error the build reports where the walk stopped, if it is one a plan reports too
-        /// (`Plan.failure`: `argumentDependency`, `cycle`, `missing`).
+        /// (`Plan.failure`: `argumentDependency`, `cycle`, `missing`, `refuseCaptive`).
         var failure: TetherError?
         /// With `failure`: the frames open when the walk met it (the walk closes them as it unwinds).
         private var failureFrames: [(registration: Borrowed<Registration>, firstNew: Int, local: Int)] = []
@@ -185,12 +185,12 @@ extension Plan {
             return componentLevels[level].strict
         }
 
-        /// `.cycle` at `key`, whose frame is open, with the build's error (`Graph.existing`). In a strict
+        /// A cycle at `key`, whose frame is open (`metFailure`), with the build's error (`Graph.existing`). In a strict
         /// container too: the build's captive check of the slot (`Graph.refuseCaptive`, before `existing`) is
         /// the walk's, before `reach` (`refuseCaptive`), so a captive it refuses is met first, as the build's.
         func cycle(_ key: Key) -> Decline {
             let path = path
-            return met(TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .cycle)
+            return met(TetherError.constructorCycle(Array(path[(path.firstIndex(of: key) ?? 0)...]) + [key]), .metFailure)
         }
 
         /// The walk's stop at `key` not registered, asked for by the top frame (`metFailure`), with the build's error (`Graph.fill`, before any captive check).
@@ -485,7 +485,7 @@ extension Plan {
         }
 
         /// A creation step's frame in a strict container refuses a shorter-lived strong dependency `dep`
-        /// (`key`) as the build's does (`Graph.refuseCaptive`, before it looks `dep` up): the plan fails there.
+        /// (`key`) as the build's does (`Graph.refuseCaptive`, before it looks `dep` up): the plan fails there (`metFailure`).
         func refuseCaptive(_ dep: Borrowed<Registration>, key: Key) throws(Decline) {
             let top = frames.count - 1
             guard refuses(frames[top]) else { return }
@@ -495,7 +495,7 @@ extension Plan {
             let path = path
             let via = frames.count > 1 ? " (while resolving \(pathText(path)))" : ""
             throw met(captiveError(holder: frames[top].registration.borrow { $0.key }, holderScope, target: key, targetScope,
-                                   via: via, note: strictNote), .other)
+                                   via: via, note: strictNote), .metFailure)
         }
 
         /// The top frame's next input is `slot`, a slot made per resolve (its cell resolving where the frame looks up).

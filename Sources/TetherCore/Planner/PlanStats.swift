@@ -15,7 +15,11 @@ extension Plan {
         // No plan looked for or found.
         case plansOff
         // The recorder: the graph is not one a plan replays.
-        case sharedRoot, cycle, containerInput
+        case containerInput
+        // (`sharedRoot` before branch pickrest: a singleton or weak root not cached that no plan makes, `notCached`'s
+        // shapes for a root, counted `notCached` now; `cycle`: a nested resolve's or a request's plan meeting a key further
+        // out where `Plan.meeting` found no cut, never since `meeting` finds one wherever `Plan.meets` is true, and the
+        // recorder's cycle, a failing plan's, `metFailure`.)
         // (`tooLarge` before branch graphmasks: a container step past the 64th step in a plan that replays into a graph,
         // whose one-word masks the graph's are now `StepBits`, `Graph.claimedSkip`, `lateContainerClaims`, `unclaimedUnder`.)
         // (`failureUnderContainer` before the third branch picks: a failing plan's variant, `Plan.failingVariant`, not
@@ -31,9 +35,10 @@ extension Plan {
         /// plan (branch declinesweep: `weakSlot`, `lazySlot`, `weakLazySlot`, `allSlot`, `factorySlot`,
         /// `containerScoped` before, none ever counted).
         case described
-        /// The walk met an error the build reports (a key not registered, runtime arguments below the root:
-        /// `Recorder.met`'s marker): a failing plan (`Plan.Failing`) serves it, never counted (`missing`,
-        /// `arguments` before branch resolverslot2, counted only where `finishSlots` declined a failing plan's slot).
+        /// The walk met an error the build reports (a key not registered, runtime arguments below the root, a
+        /// constructor cycle, a captive refused: `Recorder.met`'s marker): a failing plan (`Plan.Failing`) serves it,
+        /// never counted (`missing`, `arguments` before branch resolverslot2, counted only where `finishSlots` declined
+        /// a failing plan's slot; the cycle `cycle`, the captive `other`, before branch pickrest).
         case metFailure
         // A run, before any factory ran.
         case notCached, containerHeld
@@ -55,14 +60,12 @@ extension Plan {
         var text: String {
             switch self {
             case .plansOff: "plans off (TETHER_NO_PLANS=1 or usesPlans false)"
-            case .sharedRoot: "a singleton or weak root not cached that no plan makes: caches changing under the keys held past Graph.maxCreationPicks (a singleton reset, the configuration changed)"
-            case .cycle: "a constructor cycle no plan reports: a nested resolve's or a resolver's request's plan that meets a step further out (Plan.meets) where Plan.meeting finds no cut (none known since branch requests)"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a traced run up to a cut (a nested resolve's or a request's) finding the container steps cached, a container step claimed late found cached where it is claimed (or by a get) whose build makes what a step outside takes too in an order the plan's steps do not give (Plan.lateHitsKeepOrder; past three such steps, or a slot made per resolve naming a step under one) (a described plan: any made one)"
             case .described: "a shape only a described plan declines (never a resolve's)"
-            case .metFailure: "an error the build reports, which a failing plan reports too (never a resolve's)"
-            case .notCached: "at run time: a shared dependency not cached that no plan makes (a dead weak one a binding would revive, one of whose own dependencies a later step takes too, in a run that does not switch to a PublishedVariant: a request's, over container steps, one up to a cut into a variant that never makes the step it meets; or caches changing under the keys held past Graph.maxCreationPicks: a singleton reset, the configuration changed; a value none provides before a container step's failed claim that only a step past its first asker, under a cached container step, asks for)"
+            case .metFailure: "an error the build reports (a key not registered, an argument below the root, a cycle, a captive), which a failing plan reports too (never a resolve's)"
+            case .notCached: "at run time: a shared dependency or root not cached that no plan makes (a dead weak one a binding would revive, one of whose own dependencies a later step takes too, in a run that does not switch to a PublishedVariant: a request's, over container steps, one up to a cut into a variant that never makes the step it meets; or caches changing under the keys held past Graph.maxCreationPicks: a singleton reset, the configuration changed; a value none provides before a container step's failed claim that only a step past its first asker, under a cached container step, asks for)"
             case .containerHeld: "at run time, in the graph's replay: some container steps cached with a step they asked for taken by one made, where no plan for that set of cached steps serves (Plan.mixedVariant: a walk that does not fit, a set not every container step of was looked at; past Plan.maxMixedVariants one recorded for the run since branch creatingmixed; a creating or request run up to a cut switches since branch heldcut), or one a cut run asks for cached where no plan with it a leaf serves (since branch cutswitch a cut run switches, since branch heldcut a creating or request one too, since branch heldrest a failing, wide or child's plan's, a resolve's or a request's, to Plan.leafVariant: left, a leafVariant whose walk declines) (a claim refused to a thread that must not wait or acts for a token is the run's error where the build asks, since branch cyclecut)"
-            case .other: "other"
+            case .other: "other: no reason of its own (no plan recorded for the configuration, a child whose component no plan keys: Plan.componentLevels nil, a stacked registration in no slot, a run that declined noting none)"
             case .requestInGraph: "a resolver's request whose plan has a value (ResolverRequestPlanTests.aValueBelowAKeyTheGraphHasThatAMadeStepTakesIsBuilt) or container-scoped leaf below a key the graph has that a step it makes takes too (the build takes the graph's where that one asks), or a failing plan's open frame the graph has (the build takes it), or, made while a request's plan runs with frames opened since, a key this graph constructs"
             case .requestSlots: "a resolver's request whose plan has a slot, its owner made, naming a step not shared only a key taken from the graph asked for: one under a key the graph built from another lookup (ResolverRequestPlanTests.aSlotNamingAStepUnderAKeyTheGraphBuiltFromAnotherLookupIsBuilt; a slot whose owner is skipped too is never made, a plan since branch reqrest)"
             case .requestReadsRequest: "a resolver's request whose plan has a cachedVariant and finds some of its container steps cached and others not, with no plan for that set (mixedVariant: a walk that does not fit, container steps claimed late whose hits do not keep the build's order, Plan.lateClaimsKeepOrder, since branch reqrest; the build makes only what the cached ones do not hold)"
@@ -170,7 +173,7 @@ package enum PlanStats {
         if let noted = progress.pointee.decline {
             progress.pointee.decline = nil
             // A shared key not cached whose creation plan declined for a reason of its own counts that.
-            counts.count(noted == .notCached || noted == .sharedRoot ? registration.creationDecline ?? noted : noted)
+            counts.count(noted == .notCached ? registration.creationDecline ?? noted : noted)
         } else {
             counts.count(registration.planDecline(from: container))
         }
