@@ -367,4 +367,76 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
                                     "drop T", "drop S", "drop W"], "\(outcomes[1].log)")
         #expect(outcomes[1].counts == ["resolves": 2], "T's plan and W's nested: \(outcomes[1].counts)")
     }
+
+    /// Branch meetrevive (issue 28): a nested resolve whose plan has a step under construction further out (Y) only
+    /// under an asker the build takes without asking for Y: it never meets Y, no cycle, the nested R is made. Y's factory
+    /// resolves R (nested); R over W (and a transient Z after it in "revivedThenZ"), W over Y. W is:
+    /// - "revived", "revivedThenZ": weak, dead, its object the binding holds: the build revives it where its walk reaches
+    ///   it. Its creation plan's check is there (`CreationCheck.reachedThere`, nothing later takes Y), at the cut
+    ///   (`Plan.meeting`: Y, first asked for under W): before, the run up to the cut stopped before that check and
+    ///   reported the cycle "Y" -> "R" -> "W" -> "Y" the build never meets.
+    /// - "liveWeak": weak, alive (the first R held); "singleton": a singleton, cached: R's plan for those caches takes W
+    ///   a leaf, without Y (no cut).
+    @Test(arguments: ["revived", "revivedThenZ", "revivedDeep", "revivedByGet", "liveWeak", "singleton"])
+    func aNestedResolveWhoseCutIsUnderAnAskerTheBuildTakesMakesIt(shape: String) throws {
+        var outcomes: [Outcome] = []
+        for plans in [false, true] {
+            let fx = try Fixture()
+            fx.container.usesPlans = plans
+            let reviver = HoldingReviver()
+            let nesting = Box(false), messages = Box<[String]>([]), held = Box<Obj?>(nil)
+            let viaResolver = shape == "revivedByGet"
+            try fx.register("Y", viaResolver ? [.resolver] : []) { obj in
+                guard nesting.value else { return }
+                do {
+                    let r = viaResolver ? try #require(fx.bridge.resolver(obj.words[0])).get(Key("R")) : try fx.resolve("R")
+                    withExtendedLifetime(r) { messages.value.append("nested R, its W the first: \(Obj.of(r).dep(0) === held.value)") }
+                } catch let e as TetherError { messages.value.append("\(e.code): \(e.message)") }
+            }
+            try fx.register("Z")
+            try fx.register("A")
+            let w = try fx.register("W", shape == "revivedDeep" ? [dep("A"), dep("Y")] : [dep("Y")], scope: shape == "singleton" ? .singleton : .weak)
+            if shape != "singleton" {
+                let tracker = fx.tracker
+                w.setContext(nil) { p, _ in
+                    tracker.note("drop W")
+                    Ref<Obj>(opaque: p).release()
+                }
+                w.setReviver(reviver)
+            }
+            try fx.register("R", shape == "revivedThenZ" ? [dep("W"), dep("Z")] : [dep("W")], scope: .transient)
+            var outcome = Outcome()
+            var first: Instance? = try fx.resolve("R")
+            held.value = Obj.of(first!).dep(0)
+            if shape.hasPrefix("revived") {
+                reviver.held.value[UInt(bitPattern: held.value!.pointer)] = held.value!
+                first = nil  // R and W's box go (Y with it); the binding's W stays
+            }
+            fx.tracker.note("nesting")
+            nesting.value = true
+            var requests: [String: Int] = [:]
+            outcome.counts = try counted { requests = try countedRequests { _ = try fx.resolve("Y") } }
+            for (name, n) in requests { outcome.counts["request " + name] = n }
+            nesting.value = false
+            withExtendedLifetime(first) {}
+            outcome.seen = messages.value + ["asked \(reviver.asked.value)"]
+            outcome.log = fx.tracker.log
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append(outcome)
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen, "\(outcomes[1]) vs \(outcomes[0])")
+        let revived = shape.hasPrefix("revived"), viaGet = shape == "revivedByGet"
+        #expect(outcomes[1].seen == ["nested R, its W the first: true", "asked \(revived ? 1 : 0)"], "\(outcomes[1].seen)")
+        let nested = Array(outcomes[1].log.drop { $0 != "nesting" })
+        // (Y's factory notes its make once the nested R is let go of.)
+        let made = (shape == "revivedThenZ" ? ["make Z"] : []) + ["make R"]
+        let dropped = ["drop R"] + (shape == "revivedThenZ" ? ["drop Z"] : []) + (revived ? ["drop W"] : [])
+        // (The get's R is Y's graph's, let go of with it.)
+        #expect(nested == ["nesting"] + (viaGet ? made + ["make Y", "drop Y"] + dropped : made + dropped + ["make Y", "drop Y"]), "\(nested)")
+        // Y's plan and R's nested one; a revive the cut run's claims cannot tell is the build's (`Plan.revivesWhereReached`'s
+        // `met`, as a `PublishedVariant` that does not make Y, `switchesUpToCut`).
+        let counts: [String: Int] = !revived ? ["resolves": 2] : viaGet ? ["resolves": 1, "request requests": 1, "request notCached": 1]
+            : ["resolves": 2, "notCached": 1]
+        #expect(outcomes[1].counts == counts, "\(outcomes[1].counts)")
+    }
 }

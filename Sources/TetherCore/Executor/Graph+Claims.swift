@@ -135,7 +135,8 @@ extension Graph {
             // Claimed further out on this thread and not made there (`createUnderOuter`: no cell added), the run
             // makes it under that claim as the build does (`madeCreation`), and publishes it with the graph.
             if registration.borrow({ Plan.Recorder.revives($0, scope) })
-                && !plan.borrow({ p in p.revivesWhereReached(step, switching: !meeting || cutClaims.map { p.switchesUpToCut(step, met: $0.met) } == true) })
+                && !plan.borrow({ p in p.revivesWhereReached(step, switching: !meeting || cutClaims.map { p.switchesUpToCut(step, met: $0.met) } == true,
+                                                       met: meeting ? cutClaims?.met : nil) })
                 || (hit != nil && meeting) {
                 // A dead weak instance to revive where the plan does not, which the build handles if no plan
                 // picked next does. (Published meanwhile, in a run up to a cut: the plan picked next.)
@@ -433,7 +434,8 @@ extension Graph {
             }
             // A dead weak instance to revive: the run revives it where its check is where the build's walk reaches it
             // (`Plan.takePublished`, as `claimCreations`' run); else the build's.
-            let revives = registration.borrow { Plan.Recorder.revives($0, scope) } && !plan.borrow { $0.revivesWhereReached(step) }
+            let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
+                && !plan.borrow { $0.revivesWhereReached(step, met: meeting ? cutClaims?.met : nil) }
             // Published before its claim: taken, as the build takes it where its walk asks (`claimCreations`); not in a run up to a cut.
             if let hit, !under && !revives && !meeting {
                 claimedHits.append((step, hit))

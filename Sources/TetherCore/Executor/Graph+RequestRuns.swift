@@ -139,7 +139,7 @@ extension Graph {
                 var neverAsked = met.map { m in plan.borrow { $0.neverAsked(from: m.cut, met: m.step) } } ?? StepBits()
                 Self.beforeClaiming(registration)
                 neverAsked.formUnion(skips)
-                guard claimAsked(plan, from: lookup, skips: neverAsked, cellsBefore: cellsBefore, progress, cut: met != nil) else {
+                guard claimAsked(plan, from: lookup, skips: neverAsked, cellsBefore: cellsBefore, progress, met: met?.step) else {
                     words.releaseUnmoved(lastFirst: count)  // what it took from the graph
                     reason = progress.pointee.decline ?? .other
                     progress.pointee.decline = nil
@@ -307,9 +307,10 @@ extension Graph {
     /// for that key (`runAsked`, a cut there). False, with `PlanProgress.decline` and every cell claimed here let
     /// go of (those from `cellsBefore` on): a dead weak instance to revive where the plan does not, or a key
     /// published meanwhile the run cannot take. `progress`: the request's (`requestProgress`).
-    /// `cut`: a run up to a cut (`met`), which does not switch to a variant.
+    /// `met`: the step a run up to a cut meets (`Plan.meeting`), which does not switch to a variant.
     func claimAsked(_ plan: Borrowed<Plan>, from container: Container, skips: StepBits, cellsBefore: Int,
-                            _ progress: UnsafeMutablePointer<PlanProgress>, cut: Bool) -> Bool {
+                            _ progress: UnsafeMutablePointer<PlanProgress>, met: Int?) -> Bool {
+        let cut = met != nil
         let inOrderBefore = claimedInOrder
         var declined: Plan.Decline?, keeps = false
         // Container steps found cached (the build never asks for what is under them), creation steps found
@@ -346,7 +347,7 @@ extension Graph {
             // Asked for only under a container step found cached, no step still made asking for it: neither claimed nor made
             // (as `claimWithContainerSteps`). One a step still made asks for: the build makes it where that one asks.
             if under && leavesUntaken(plan, step, under: cachedContainers, progress.pointee.locals) { continue }
-            if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step) }) {
+            if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step, met: met) }) {
                 declined = .notCached
                 // Under them, a step still made asks for it too: the plan for the set cached now (`runAsked`), as
                 // `claimWithContainerSteps` (not a run up to a cut: no switch).

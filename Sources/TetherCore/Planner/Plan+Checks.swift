@@ -7,8 +7,13 @@ extension Plan {
     /// or, in a run that goes on in a `PublishedVariant` (`switching`), its early check is (where the build's walk
     /// reaches it, before its own dependencies, which a later step takes too): revived there, the run goes on
     /// in that variant, which makes those dependencies where the later step asks, as the build reviving it does.
-    func revivesWhereReached(_ step: Int, switching: Bool = false) -> Bool {
-        creationChecks.contains { $0.step == step && ($0.reachedThere || switching && $0.variant >= 0) }
+    /// `met`: in a run up to a cut at step `met` (`Plan.meeting`), not a check where the build's walk reaches it with `met`
+    /// under `step`: at or before the cut, and revived there the build never asks for `met` under it (no cycle there),
+    /// where the run would stop short and report one (`switchesUpToCut`'s rule for the check where the walk reaches it).
+    func revivesWhereReached(_ step: Int, switching: Bool = false, met: Int? = nil) -> Bool {
+        creationChecks.contains { c in
+            c.step == step && (c.reachedThere && !(met.map { $0 < steps.count && descends($0, from: step) } ?? false) || switching && c.variant >= 0)
+        }
     }
 
     /// Whether a run up to a cut at step `met` (`Plan.meeting`) goes on in every `PublishedVariant` that revives creation
