@@ -129,7 +129,7 @@ import Testing
             _ = try fx.resolve("S")
             var seen: [String] = []
             let child = try fx.child()
-            let events = Mutex<[String]>([])
+            let events = Box<[String]>([])
             child.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } }
             _ = try fx.resolve("R", in: child)
             for _ in 0..<2 {
@@ -235,7 +235,7 @@ extension ChildCreatingContainerInputTests {
             var seen: [String] = []
             for _ in 0..<2 {
                 let child = try fx.child()
-                let events = Mutex<[String]>([])
+                let events = Box<[String]>([])
                 child.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } }
                 for _ in 0..<2 {
                     let h = try fx.resolve("Handler", in: child)

@@ -56,7 +56,7 @@ import TetherCore
             if container { try fx.register("Session", [dep("S")], scope: .container) }
             try fx.register("H", container ? [dep("A"), dep("Session"), dep("Request"), dep("S")] : [dep("A"), dep("Request"), dep("S")])
             _ = try fx.resolve("S")
-            let events = Mutex<[String]>([])
+            let events = Box<[String]>([])
             let child = try fx.child()
             child.setTrace { e in
                 guard e.kind != .resolveStart && e.kind != .resolveEnd else { return }

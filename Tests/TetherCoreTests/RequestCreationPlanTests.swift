@@ -129,7 +129,7 @@ import Testing
     /// A singleton's factory failing under a container step: the build's status and message, nothing cached
     /// (no Session in the child, no Db), every instance made dropped once; the next resolve makes both.
     @Test func aFailingSingletonUnderAContainerStepCachesNothingAndTheNextResolveRetries() throws {
-        let fails = Mutex(1)
+        let fails = Box(1)
         let setUp = { (fx: Fixture) throws in
             try fx.register("Log")
             try fx.register("Db", [dep("Log")], scope: .singleton) { _ in
@@ -158,8 +158,8 @@ import Testing
             try fx.register("Db", scope: .singleton) { _ in usleep(2000) }
             try fx.register("Session", [dep("Request"), dep("Db")], scope: .container)
             try fx.register("Handler", [dep("Session")])
-            let dbs = Mutex<[UInt]>([])
-            let builds = Mutex(0)
+            let dbs = Box<[UInt]>([])
+            let builds = Box(0)
             let barrier = Gate()
             onThreads(2) { n in
                 let before = Container.buildsOnThisThread

@@ -127,7 +127,7 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
             let w1 = Obj.of(first!).dep(0)
             reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
             first = nil
-            let events = Mutex<[String]>([])
+            let events = Box<[String]>([])
             fx.container.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } }
             outcome.counts = try counted {
                 let r = try fx.resolve("R")
@@ -195,7 +195,7 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
             reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
             first = nil  // R and W's box go; the binding's W stays
             fx.tracker.note("nesting")
-            let events = Mutex<[String]>([])
+            let events = Box<[String]>([])
             if traced { fx.container.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } } }
             nesting.value = true
             outcome.counts = try counted { _ = try fx.resolve("Y") }
