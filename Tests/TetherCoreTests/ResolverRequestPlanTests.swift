@@ -1603,16 +1603,7 @@ import Testing
                     fx.tracker.note("Handler \(Obj.of(h).tree())")
                 } catch let e as TetherError { fx.tracker.note("Handler failed: \(e.code) \(e.message.contains("\"X\" -> \"Y\" -> \"Handler\""))") }
             }
-        }) { fx in
-            let child = try fx.child()
-            current.value = child
-            nesting.value = false
-            let session = try fx.resolve("Session", in: child)
-            nesting.value = true
-            try withExtendedLifetime(session) { for _ in 0..<3 { _ = try fx.resolve("X", in: child) } }
-            _ = try child.close()
-            return []
-        }
+        }) { fx in try Self.sessionThenXThrice(fx, current, nesting) }
         let noted = outcome.log.filter { $0.hasPrefix("Handler") }
         #expect(noted.count == 3 && noted.allSatisfy { asker ? $0.hasPrefix("Handler Handler(") : $0 == "Handler failed: \(ErrorCode.cycle) true" },
                 "\(outcome.log)")
@@ -1621,6 +1612,21 @@ import Testing
         let made = Array(outcome.log.drop { $0 != "make Session" }.dropFirst().filter { $0.hasPrefix("make") }.prefix(first.count))
         #expect(made == first, "\(outcome.log)")
         #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
+    }
+
+    /// The run both late-request-up-to-X tests share: a child (`prepare`d), its Session resolved with no nesting,
+    /// then X three times while it is held, nesting (X's factory resolves Y, whose callback asks for the Handler).
+    static func sessionThenXThrice(_ fx: Fixture, _ current: Box<Container?>, _ nesting: Box<Bool>,
+                                   prepare: (Container) throws -> Void = { _ in }) throws -> [String] {
+        let child = try fx.child()
+        try prepare(child)
+        current.value = child
+        nesting.value = false
+        let session = try fx.resolve("Session", in: child)
+        nesting.value = true
+        try withExtendedLifetime(session) { for _ in 0..<3 { _ = try fx.resolve("X", in: child) } }
+        _ = try child.close()
+        return []
     }
 
     /// Branch heldrest: the same request up to X whose asker (the Session) is cached, in a plan whose set of cached
@@ -1646,15 +1652,9 @@ import Testing
                 } catch let e as TetherError { fx.tracker.note("Handler failed: \(e.code) \(e.message.contains("\"Nowhere\""))") }
             }
         }) { fx in
-            let child = try fx.child()
-            if kind == "child" { try fx.register("Tag", scope: .transient, in: child) }
-            current.value = child
-            nesting.value = false
-            let session = try fx.resolve("Session", in: child)
-            nesting.value = true
-            try withExtendedLifetime(session) { for _ in 0..<3 { _ = try fx.resolve("X", in: child) } }
-            _ = try child.close()
-            return []
+            try Self.sessionThenXThrice(fx, current, nesting) { child in
+                if kind == "child" { try fx.register("Tag", scope: .transient, in: child) }
+            }
         }
         let noted = outcome.log.filter { $0.hasPrefix("Handler") }
         #expect(noted == Array(repeating: kind == "failing" ? "Handler failed: \(ErrorCode.notFound) true" : "Handler Session", count: 3),
