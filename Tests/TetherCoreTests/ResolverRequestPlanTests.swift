@@ -1396,38 +1396,71 @@ import Testing
         #expect(requests == ["requests": 3, "plan": 3], "\(kind) \(under): \(requests)")
     }
 
-    /// Left to the build (`requestSlots`): a slot naming a step under a key the graph built from another lookup. A (in
-    /// a child) -> S (a root singleton) -> D -> E; E registered in the root and the child: the graph's D, built in S's
-    /// frame, took the root's E. A's callback asks for B (-> D, a WEAK slot of E): the plan, walked from the child, has
-    /// the child's E first asked for under D, which the run skips; the build's slot asks for the child's E, not in the
-    /// graph, and makes it. Built: the same outcome.
-    @Test func aSlotNamingAStepUnderAKeyTheGraphBuiltFromAnotherLookupIsBuilt() throws {
-        let (outcome, requests) = try expectSame({ fx in
+    /// A (in a child) -> S (a root singleton) -> D -> E; E registered in the root and the child: the graph's D, built
+    /// in S's frame, took the root's E. A's callback asks for B (-> D, `second` naming E): the plan, walked from the
+    /// child, has the child's E first asked for under D, which the run takes from the graph; the build asks for the
+    /// child's E where B does, not in the graph, and makes it (`failing`: its factory fails, the request's error noted).
+    /// Traced. Returns what `expectSame` does, the resolve's A seen.
+    private func requestOverAKeyBuiltFromAnotherLookup(_ second: Param, failing: Bool = false) throws -> (Outcome, [String: Int]) {
+        try expectSame({ fx in
             let a = try fx.register("A", [dep("S")])
             try fx.register("S", [dep("D")], scope: .singleton)
             try fx.register("D", [dep("E")])
             try fx.register("E", label: "root E")
-            try fx.register("B", [dep("D"), weakDep("E")])
-            fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
+            try fx.register("B", [dep("D"), second])
+            fx.onComplete(a) { resolver, _, obj in
+                do { obj.got.append(try resolver.get(Key("B")).pointer) } catch let e as TetherError {
+                    fx.tracker.note("B failed: \(e.code) \(e.message)")
+                }
+            }
         }) { fx in
             let child = try fx.child()
-            try fx.register("E", in: child, label: "child E")
+            let tracker = fx.tracker
+            child.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") }
+            try fx.register("E", in: child, label: "child E") { _ in if failing { throw CallbackFailure(reason: "no child E") } }
             let a = try fx.resolve("A", in: child)
             return withExtendedLifetime(a) {
-                let b = Obj.at(Obj.of(a).got[0])
+                guard let got = Obj.of(a).got.first else { return ["no B"] }
+                let b = Obj.at(got)
                 return ["B's D S's: \(b.depPointer(0) == Obj.of(a).dep(0).depPointer(0)), D's \(b.dep(0).dep(0).label)"]
             }
         }
-        #expect(outcome.seen == ["B's D S's: true, D's root E"])
-        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make root E", "make D", "make S", "make A", "make child E", "make B"], "\(outcome.log)")
-        #expect(requests == ["requests": 1, "requestSlots": 1], "\(requests)")
     }
 
-    /// Left to the build (`requestInGraph`): a value below a key the graph has that a step the plan makes takes too.
-    /// A -> D -> V (a value the child provides); A's callback asks for B (-> D, V): the graph's D taken, V first asked
-    /// for under it, which B takes too (`Plan.stepsOnlyUnder` keeps only a singleton or weak step taken from its cache).
-    /// Built: the same outcome, B's V the provided one.
-    @Test func aValueBelowAKeyTheGraphHasThatAMadeStepTakesIsBuilt() throws {
+    /// A slot naming a step under a key the graph built from another lookup (`requestOverAKeyBuiltFromAnotherLookup`,
+    /// B -> D, a WEAK slot of E): the build's slot makes the child's E. The run makes it too, where the plan has it,
+    /// asked for by B (`Plan.walkedWithGraphKeys`, the build's walk with D a leaf; `requestSlots` before branch
+    /// reqgraph: built). Traced: the same events.
+    @Test func aSlotNamingAStepUnderAKeyTheGraphBuiltFromAnotherLookupRunsThePlan() throws {
+        let (outcome, requests) = try requestOverAKeyBuiltFromAnotherLookup(weakDep("E"))
+        #expect(outcome.seen == ["B's D S's: true, D's root E"])
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make root E", "make D", "make S", "make A", "make child E", "make B"], "\(outcome.log)")
+        #expect(outcome.log.contains("trace factoryCall E"), "\(outcome.log)")
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
+    }
+
+    /// A step below a key the graph built from another lookup that a step the plan makes takes too: the shape above, B
+    /// -> D, E (a DEP). The run makes the child's E where the plan has it, asked for by B: the build's walk with D a leaf
+    /// (`Plan.walkedWithGraphKeys`, its parents: `requestInGraph` before branch reqgraph, built). `failing`: the child's
+    /// E's factory fails, the request's error naming B -> E, as the build's frames (the plan's parent of E, D, not).
+    @Test(arguments: [false, true]) func aStepBelowAKeyTheGraphBuiltFromAnotherLookupThatAMadeStepTakesRunsThePlan(failing: Bool) throws {
+        let (outcome, requests) = try requestOverAKeyBuiltFromAnotherLookup(dep("E"), failing: failing)
+        if failing {
+            #expect(outcome.seen == ["no B"])
+            #expect(outcome.log.contains { $0.hasPrefix("B failed:") && $0.contains("\"B\" -> \"E\"") }, "\(outcome.log)")
+        } else {
+            #expect(outcome.seen == ["B's D S's: true, D's root E"])
+            #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make root E", "make D", "make S", "make A", "make child E", "make B"], "\(outcome.log)")
+        }
+        #expect(outcome.log.contains("trace factoryCall E"), "\(outcome.log)")
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
+    }
+
+    /// A value below a key the graph has that a step the plan makes takes too. A -> D -> V (a value the child
+    /// provides); A's callback asks for B (-> D, V): the graph's D taken, V first asked for under it, which B takes
+    /// too: the run takes V where the build's walk with D a leaf does (`Plan.walkedWithGraphKeys`: the graph's V, the
+    /// one the child provides; `requestInGraph` before branch reqgraph: built). Traced: the same events.
+    @Test func aValueBelowAKeyTheGraphHasThatAMadeStepTakesRunsThePlan() throws {
         let (outcome, requests) = try expectSame({ fx in
             _ = try fx.container.declareValue(Key("V"))
             let a = try fx.register("A", [dep("D")])
@@ -1436,6 +1469,8 @@ import Testing
             fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("B")).pointer) }
         }) { fx in
             let child = try fx.child()
+            let tracker = fx.tracker
+            child.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") }
             let value = Ref(retaining: Obj(label: "V1", words: [])).opaque
             _ = try child.provideValue(Key("V"), value, context: nil, destructor: { p, _ in Ref<Obj>(opaque: p).release() })
             return try resolveThrice(fx, "A", in: child) { a in
@@ -1444,7 +1479,8 @@ import Testing
             }
         }
         #expect(outcome.seen == Array(repeating: "B's D A's: true, its V D's: true", count: 3))
-        #expect(requests == ["requests": 3, "requestInGraph": 3], "\(requests)")
+        #expect(outcome.log.contains("trace cacheHit V"), "\(outcome.log)")
+        #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
     }
 
     // MARK: a failing or traced plan meeting a key under construction, or whose claim is refused (branch reqcut)

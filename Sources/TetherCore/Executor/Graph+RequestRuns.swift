@@ -116,15 +116,20 @@ extension Graph {
             buffer.initialize(repeating: ReferenceWords<Instance>.none)
             let words = ReferenceWords<Instance>(base: buffer.baseAddress!)
             // Keys the graph has: taken from it, the steps only they asked for not made (the build's walk); up to a cut, those before it.
-            guard let skips = plan.borrow({ $0.takeFromGraph(words, self, progress.pointee.locals, before: met?.cut ?? count) }) else {
-                reason = .requestInGraph
+            // (A slot naming a step not made, only a taken key asked for it: the build's slot makes it, `slotsMeetSkips`.)
+            let skips: StepBits
+            switch plan.borrow({ $0.takeFromGraph(words, self, progress.pointee.locals, before: met?.cut ?? count, from: lookup) }) {
+            case .failure(let declined):
+                reason = declined
                 return .success(nil)
-            }
-            // A slot naming a step not made (only a taken key asked for it): the build's slot is another (`slotsMeetSkips`).
-            if !skips.isEmpty && plan.borrow({ $0.slotsMeetSkips(words, skips) }) {
-                words.releaseUnmoved(lastFirst: count)
-                reason = .requestSlots
-                return .success(nil)
+            case .success(let taken):
+                skips = taken.skips
+                // A step below a taken one made all the same: asked for where the build's walk asks (`walkedWithGraphKeys`).
+                if let parents = taken.parents {
+                    let variant = plan.borrow { $0.withParents(parents) }
+                    Borrowed<ThreadState>(opaque: thread).borrow { $0.oneShotPlans.append(variant) }
+                    plan = Borrowed(variant)
+                }
             }
             requestSkips = skips
             runningRequest = (words, Borrowed(registration), Borrowed(lookup), frames.count)

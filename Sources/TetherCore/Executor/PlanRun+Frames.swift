@@ -81,28 +81,80 @@ extension Plan {
         graph.borrow { $0.replaySkips = skips }
     }
 
-    /// A resolver's request (`Graph.runAsked`, a plan without slots made per resolve): the steps whose keys
-    /// `graph` has made taken from it (`made`, a reference of their own), the steps only they asked for not
-    /// made (each step's first asker is after it: `Step.parent`), as the build takes the graph's instance and
-    /// never asks for what is below it. Returns those steps' bits (0: none). Nil, taking nothing: a key the
-    /// graph constructs (the build reports the cycle), or a step below a taken one that a step made takes
-    /// too (the build makes it later, where that one asks: another order).
+    /// A resolver's request (`Graph.runAsked`): the steps whose keys `graph` has made taken from it (`made`, a
+    /// reference of their own), the steps only they asked for not made (each step's first asker is after it:
+    /// `Step.parent`), as the build takes the graph's instance and never asks for what is below it. Returns those
+    /// steps' bits (none: empty) and, where a step below a taken one is made all the same (`walkedWithGraphKeys`),
+    /// the parents the build's walk gives (nil: the plan's). Fails, taking nothing: a key the graph constructs (the
+    /// build reports the cycle), or a step below a taken one that a step made takes too (the build makes it later,
+    /// where that one asks: another order) where that walk does not fit (`requestInGraph`), or a slot naming a step
+    /// not made there (`requestSlots`: the build's slot makes it).
     /// `locals`: a child's registrations bound to the local steps (`hasLocals`), whose keys the graph holds.
     /// `before`: a run up to a cut there (`Graph.meetAsked`) looks at the steps before it only (it makes none past it).
+    /// `request`: the request's lookup (a value's, a container-scoped leaf's, where the step names none).
     func takeFromGraph(_ made: ReferenceWords<Instance>, _ graph: Graph, _ locals: UnsafeMutablePointer<Borrowed<Registration>>,
-                       before end: Int) -> StepBits? {
+                       before end: Int, from request: Container) -> Result<(skips: StepBits, parents: [Int]?), Decline> {
         var taken = StepBits()
         for j in 0..<end where steps[j].isKeyed && !steps[j].isShared {
-            if graph.constructs(registration(of: j, locals)) { return nil }
+            if graph.constructs(registration(of: j, locals)) { return .failure(.requestInGraph) }
             guard graph.builtIndex(registration(of: j, locals)) != nil else { continue }
             taken.insert(j)
         }
-        guard !taken.isEmpty else { return taken }
-        guard let skips = stepsOnlyUnder(taken, from: 0) else { return nil }
+        guard !taken.isEmpty else { return .success((taken, nil)) }
+        var skips = stepsOnlyUnder(taken, from: 0)
+        var parents: [Int]?
+        var declined: Decline? = skips == nil ? .requestInGraph : slotsMeetSkips(skips!, taken: taken) ? .requestSlots : nil
+        if declined != nil && end == steps.count, let walked = walkedWithGraphKeys(taken, graph, locals, from: request) {
+            (skips, parents, declined) = (walked.skips, walked.parents, nil)
+        }
+        if let declined { return .failure(declined) }
         for j in 0..<steps.count where taken.contains(j) {
             made.set(j, graph.instance(graph.builtIndex(registration(of: j, locals))!).retained())
         }
-        return skips
+        return .success((skips!, parents))
+    }
+
+    /// `takeFromGraph` where skipping what only the taken keys asked for is not the build's walk (a made step, or a
+    /// WEAK or ALL slot, takes a step one of them asked for first: built before branch reqgraph, `requestInGraph`,
+    /// `requestSlots`): the build's walk with the taken keys as leaves (`Plan.walk`, slots walked where they are filled),
+    /// its made steps the plan's not skipped, in step order (each made where the plan has it; its asker the walk's:
+    /// `parents`, for the frames and paths the run gives, nil where every one is the plan's). The steps it does not
+    /// reach are skipped. A value or container-scoped leaf: the one the run takes (`takeShared` takes each) must be
+    /// there and, where the graph has the key, its instance (the build takes the graph's). Nil: none of that holds, a
+    /// slot names a step skipped, or a plan with creation, container or failing steps (a shape this does not model).
+    func walkedWithGraphKeys(_ taken: StepBits, _ graph: Graph, _ locals: UnsafeMutablePointer<Borrowed<Registration>>,
+                             from request: Container) -> (skips: StepBits, parents: [Int]?)? {
+        guard !createsShared && !hasContainer && !fails, cachedVariant == nil else { return nil }
+        let (all, edges) = (Array(steps), Array(inputs))
+        guard Plan.walk(all, edges, leaves: [], slots: slots)?.order == Array(steps.indices),
+              let walked = Plan.walk(all, edges, leaves: steps.indices.filter { taken.contains($0) }, slots: slots) else { return nil }
+        var skips = taken
+        var reached = [Bool](repeating: false, count: steps.count)
+        for j in walked.order { reached[j] = true }
+        for j in steps.indices where !reached[j] { skips.insert(j) }
+        guard walked.order.filter({ !steps[$0].isShared && !taken.contains($0) }) == madeSteps.filter({ !skips.contains($0) }),
+              !slotsMeetSkips(skips, taken: taken) else { return nil }
+        for shared in sharedSteps where shared.isValue || shared.inResolving {
+            let r = registration(of: shared.step, locals)
+            let from = lookup(of: shared.step, locals)?.object ?? request
+            let hit = r.borrow { shared.isValue ? from.providedValue(of: $0) : SharedCache.cached($0, shared.scope, in: from) }
+            defer { hit?.release() }
+            guard let hit else { return nil }
+            if let index = graph.builtIndex(r), graph.instance(index).opaque != hit.opaque { return nil }
+        }
+        let parents = steps.indices.map { skips.contains($0) || steps[$0].isShared ? steps[$0].parent : walked.parent[$0] }
+        return (skips, parents.elementsEqual(steps.lazy.map(\.parent)) ? nil : parents)
+    }
+
+    /// This plan with `parents` for its steps' (`walkedWithGraphKeys`): a request's run of it asks for each step
+    /// where the build's walk does (its frames, its paths), held by the thread till the run ends.
+    func withParents(_ parents: [Int]) -> Plan {
+        var copied = Array(steps)
+        // (`init` counts each step's takers again.)
+        for j in copied.indices { (copied[j].parent, copied[j].blockCount) = (parents[j], 0) }
+        return Plan(steps: copied, inputs: Array(inputs), configuration: configuration, objects: nil, component: Array(component),
+                    componentParams: Array(componentParams), slots: slots, cachedVariant: cachedVariant,
+                    needsContainersUncached: needsContainersUncached)
     }
 
     /// `takeFromGraph` amid a request's run, step `i`'s factory having made a request meanwhile that built into
@@ -155,13 +207,13 @@ extension Plan {
         return skips
     }
 
-    /// After `takeFromGraph` (`skips` its bits): whether a slot made per resolve names a step the run does not
-    /// make (a WEAK slot's, an ALL slot's item, a LAZY slot's bound step), which only a taken key asked for. Not a
-    /// shared step: the run takes every one from its cache all the same (`takeShared`), the one the build's slot
-    /// finds (a singleton the graph's key took: the same instance), or declines. Not a slot whose owner is skipped
-    /// too: never made, as the build takes that owner's key from the graph (or never asks for it).
-    func slotsMeetSkips(_ made: ReferenceWords<Instance>, _ skips: StepBits) -> Bool {
-        func skipped(_ j: Int) -> Bool { j >= 0 && !steps[j].isShared && skips.contains(j) && made.isNone(j) }
+    /// In `takeFromGraph` (`skips` its bits, `taken` the keys the graph has): whether a slot made per resolve names a
+    /// step the run does not make (a WEAK slot's, an ALL slot's item, a LAZY slot's bound step), which only a taken key
+    /// asked for. Not a shared step: the run takes every one from its cache all the same (`takeShared`), the one the
+    /// build's slot finds (a singleton the graph's key took: the same instance), or declines. Not a slot whose owner is
+    /// skipped too: never made, as the build takes that owner's key from the graph (or never asks for it).
+    func slotsMeetSkips(_ skips: StepBits, taken: StepBits) -> Bool {
+        func skipped(_ j: Int) -> Bool { j >= 0 && !steps[j].isShared && skips.contains(j) && !taken.contains(j) }
         return slots.contains { ($0.owner < 0 || !skips.contains($0.owner)) && (skipped($0.step) || $0.items.contains(where: skipped)) }
     }
 

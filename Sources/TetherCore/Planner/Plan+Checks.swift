@@ -125,16 +125,22 @@ extension Plan {
     /// The build's walk over the steps from the root: each step's DEP inputs in slot order, each step
     /// once (where first asked for), a shared step and `leaves` taken, not descended into. Nil past
     /// `maxSteps` steps deep.
-    static func walk(_ steps: [Step], _ inputs: [Int], leaves: [Int]) -> Walk? {
+    /// `slots`: a WEAK slot's step and an ALL slot's items walked where the slot is filled, as the build's (its
+    /// slots' `SlotInput`s; empty: DEP inputs only).
+    static func walk(_ steps: [Step], _ inputs: [Int], leaves: [Int], slots: [SlotInput] = []) -> Walk? {
         var order: [Int] = [], parent = [Int](repeating: -1, count: steps.count), seen = [Bool](repeating: false, count: steps.count)
         func visit(_ s: Int, depth: Int) -> Bool {
             seen[s] = true
             if !steps[s].isShared && !leaves.contains(s) {
                 guard depth < maxSteps else { return false }
-                let slots = steps[s].registration.borrow { $0.params.count }
-                for input in inputs[steps[s].firstInput ..< steps[s].firstInput + slots] where Plan.isStep(input) && !seen[input] {
-                    parent[input] = s
-                    guard visit(input, depth: depth + 1) else { return false }
+                let count = steps[s].registration.borrow { $0.params.count }
+                for input in inputs[steps[s].firstInput ..< steps[s].firstInput + count] {
+                    let named = Plan.isStep(input) ? [input] : !slots.isEmpty && Plan.isSlot(input)
+                        ? slots[Plan.slotNumber(input)].kind == .weak ? [slots[Plan.slotNumber(input)].step] : slots[Plan.slotNumber(input)].items : []
+                    for step in named where step >= 0 && !seen[step] {
+                        parent[step] = s
+                        guard visit(step, depth: depth + 1) else { return false }
+                    }
                 }
             }
             order.append(s)
