@@ -26,7 +26,8 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
     /// dependencies: the plan's check is not where the build's walk reaches W). Returns the fixture and W's reviver,
     /// its destructor logging "drop W" and letting go of the box's reference only (the binding's stays).
     /// `hits`: D over a singleton S1, and R over W, a singleton S2 and X (`shared` too).
-    private func setUp(plans: Bool, shared: Bool, hits: Bool = false) throws -> (Fixture, HoldingReviver) {
+    /// `completes`: D with a completion callback too.
+    private func setUp(plans: Bool, shared: Bool, hits: Bool = false, completes: Bool = false) throws -> (Fixture, HoldingReviver) {
         let fx = try Fixture()
         fx.container.usesPlans = plans
         let reviver = HoldingReviver()
@@ -34,7 +35,8 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
             try fx.register("S1", scope: .singleton)
             try fx.register("S2", scope: .singleton)
         }
-        try fx.register("D", hits ? [dep("S1")] : [])
+        let d = try fx.register("D", hits ? [dep("S1")] : [])
+        if completes { fx.onComplete(d) }
         let w = try fx.register("W", [dep("D")], scope: .weak)
         let tracker = fx.tracker
         w.setContext(nil) { p, _ in
@@ -224,16 +226,24 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
     /// resolved from a child; `notCached` before: `claimWithContainerSteps` declined any revive, the build's). W's
     /// check is where the build's walk reaches it (nothing after W takes D): the creation plan's run revives it
     /// there, no factory of W or D, no completion callback; W published, the next W a cache hit. `later`: Q over
-    /// W, Session and X, X over D: the build revives W where it asks and makes D for X only.
-    private func serveUnderContainer(plans: Bool, later: Bool = false) throws -> Outcome {
-        let (fx, reviver) = try setUp(plans: plans, shared: false)
-        try fx.register("Session", scope: .container)
-        if later { try fx.register("X", [dep("D")]) }
-        try fx.register("Q", later ? [dep("W"), dep("Session"), dep("X")] : [dep("Session"), dep("W")])
+    /// W, Session and X (`order`: the keys of Q's dependencies after W), X over D: the build revives W where it asks
+    /// and makes D for X only (D, Session and Y with completion callbacks, queued in the order made). `sessionOverD`:
+    /// Session over D too. `sessionCached`: the child's Session resolved first.
+    private func serveUnderContainer(plans: Bool, later: Bool = false, order: [String] = ["Session", "X"],
+                                     sessionOverD: Bool = false, sessionCached: Bool = false) throws -> Outcome {
+        let (fx, reviver) = try setUp(plans: plans, shared: false, completes: later)
+        let session = try fx.register("Session", sessionOverD ? [dep("D")] : [], scope: .container)
+        if later {
+            fx.onComplete(session)
+            try fx.register("X", [dep("D")])
+            fx.onComplete(try fx.register("Y"))
+        }
+        try fx.register("Q", later ? [dep("W")] + order.map { dep($0) } : [dep("Session"), dep("W")])
         let child = try fx.child()
         var outcome = Outcome()
         let w1 = try Obj.of(fx.resolve("W"))  // W's box goes at once (D with it); the binding's W stays
         reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
+        let cached = sessionCached ? try fx.resolve("Session", in: child) : nil
         outcome.counts = try counted {
             let q = try fx.resolve("Q", in: child)
             let w = try fx.resolve("W")
@@ -241,6 +251,7 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
                 outcome.seen.append("Q's W revived: \(Obj.of(q).dep(later ? 0 : 1) === w1), W cached: \(w.pointer == w1.pointer), asked \(reviver.asked.value)")
             }
         }
+        withExtendedLifetime(cached) {}
         _ = try child.close()
         outcome.log = fx.tracker.log
         #expect(fx.tracker.badDrops == 0)
@@ -257,15 +268,69 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
         #expect(planned.counts == ["resolves": 1], "served by a plan: \(planned.counts)")
     }
 
-    /// What still declines (`notCached`, the build's): Q over W, Session and X, X over D, resolved from a child: W's check
-    /// is not where the build's walk reaches it (X takes D), and a plan over container steps has no `PublishedVariant`
-    /// to go on in. The build revives W where it asks, makes D for Session and X only.
-    @Test func aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsTheBuilds() throws {
-        let built = try serveUnderContainer(plans: false, later: true)
-        let planned = try serveUnderContainer(plans: true, later: true)
+    /// Q over W, Session and X, X over D, resolved from a child (`notCached` before: W's check is not where the build's
+    /// walk reaches it, X takes D, and a plan over container steps had no `PublishedVariant` to go on in). The build revives
+    /// W where it asks, makes Session, then D for X only. The creation plan's early check for W (before D) revives it
+    /// there and the run goes on in the variant (`Plan.publishedVariants` over container steps): the same calls and drops.
+    /// `order` ["Session", "Y", "X"]: a step between Session and X (D made after Y, where X asks); ["X", "Session"]: Session after X;
+    /// `sessionCached`: the child's Session cached (the `cachedVariant`'s run, its own variant).
+    /// `sessionOverD` (what still declines, `notCached`, the build's): Session over D too: D, no longer asked for under W,
+    /// is asked for under Session in the build's walk then, a container step's steps the variant would not keep.
+    @Test(arguments: [(["Session", "X"], false, false), (["Session", "Y", "X"], false, false), (["X", "Session"], false, false),
+                      (["Session", "Y", "X"], false, true), (["Session", "X"], true, false)])
+    func aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsThePlans(order: [String], sessionOverD: Bool, sessionCached: Bool) throws {
+        let built = try serveUnderContainer(plans: false, later: true, order: order, sessionOverD: sessionOverD, sessionCached: sessionCached)
+        let planned = try serveUnderContainer(plans: true, later: true, order: order, sessionOverD: sessionOverD, sessionCached: sessionCached)
         #expect(planned.log == built.log && planned.seen == built.seen, "\(planned) vs \(built)")
         #expect(planned.seen == ["Q's W revived: true, W cached: true, asked 1"], "\(planned.seen)")
-        #expect(planned.counts == ["resolves": 1, "notCached": 1], "\(planned.counts)")
+        // After W's first box went: no factory of W, D made where X asks (after Session's and Y's, as ordered).
+        let made = Array(planned.log.drop { $0 != "drop D" }.dropFirst()).filter { $0.hasPrefix("make") || $0.hasPrefix("complete") }
+        // (Session cached: made before, its hit no factory. D made by the first that asks for it. The completion
+        // callbacks in the order made: the build's queue, `Plan.enterRequest` in the variant's order.)
+        let asking = order.filter { !sessionCached || $0 != "Session" }
+        let dTaker = sessionOverD && !sessionCached ? "Session" : "X"
+        let makes = asking.flatMap { $0 == dTaker ? ["D", $0] : [$0] } + ["Q"]
+        let expected = (sessionCached ? ["make Session", "complete Session"] : []) + makes.map { "make \($0)" }
+            + makes.filter { ["D", "Session", "Y"].contains($0) }.map { "complete \($0)" }
+        #expect(made == expected, "\(planned.log)")
+        #expect(planned.counts == (sessionOverD ? ["resolves": 1, "notCached": 1] : ["resolves": 1]), "\(planned.counts)")
+    }
+
+    /// `aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsThePlans` failing past the revive: Q over W, Session, Y and
+    /// X, X over D failing. The variant's run lets go of what it made last made first in its order (D, Y, Session: not step
+    /// order, where D comes first) and the revived box, as the build's abort; the next resolve revives W again.
+    @Test func aFailureInAVariantOverAContainerStepLetsGoInItsOrder() throws {
+        var outcomes: [Outcome] = []
+        for plans in [false, true] {
+            let (fx, reviver) = try setUp(plans: plans, shared: false)
+            let fail = Box(false)
+            try fx.register("Session", scope: .container)
+            try fx.register("Y")
+            try fx.register("X", [dep("D")]) { _ in if fail.value { throw CallbackFailure(reason: "no X") } }
+            try fx.register("Q", [dep("W"), dep("Session"), dep("Y"), dep("X")])
+            let child = try fx.child()
+            var outcome = Outcome()
+            let w1 = try Obj.of(fx.resolve("W"))
+            reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
+            fx.tracker.note("failing")
+            outcome.counts = try counted {
+                fail.value = true
+                let error = expectError(.factoryFailed, "no X") { try fx.resolve("Q", in: child) }
+                outcome.seen.append("failed: \(error != nil), asked \(reviver.asked.value)")
+                fail.value = false
+                let w = try fx.resolve("W")
+                outcome.seen.append("W revived again: \(Obj.of(w) === w1), asked \(reviver.asked.value)")
+            }
+            _ = try child.close()
+            outcome.log = fx.tracker.log
+            #expect(fx.tracker.badDrops == 0)
+            outcomes.append(outcome)
+        }
+        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen, "\(outcomes[1]) vs \(outcomes[0])")
+        #expect(outcomes[1].seen == ["failed: true, asked 1", "W revived again: true, asked 2"], "\(outcomes[1].seen)")
+        let failing = Array(outcomes[1].log.drop { $0 != "failing" })
+        #expect(failing == ["failing", "make Session", "make Y", "make D", "drop D", "drop Y", "drop Session", "drop W", "drop W"], "\(failing)")
+        #expect(outcomes[1].counts == ["resolves": 2], "\(outcomes[1].counts)")
     }
 
     /// A weak root revived (`sharedRoot` before): its creation plan takes the object and publishes it;

@@ -433,9 +433,10 @@ extension Graph {
                 }
             }
             // A dead weak instance to revive: the run revives it where its check is where the build's walk reaches it
-            // (`Plan.takePublished`, as `claimCreations`' run); else the build's.
+            // (`Plan.takePublished`, as `claimCreations`' run; at its early check, going on in its `PublishedVariant`, in a run
+            // neither traced nor up to a cut); else the build's.
             let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
-                && !plan.borrow { $0.revivesWhereReached(step, met: meeting ? cutClaims?.met : nil) }
+                && !plan.borrow { $0.revivesWhereReached(step, switching: !meeting && tracer == nil, met: meeting ? cutClaims?.met : nil) }
             // Published before its claim: taken, as the build takes it where its walk asks (`claimCreations`); not in a run up to a cut.
             if let hit, !under && !revives && !meeting {
                 claimedHits.append((step, hit))

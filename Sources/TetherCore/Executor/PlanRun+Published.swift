@@ -8,7 +8,7 @@ extension Plan {
     /// claimed key is rare.
     /// A creation step: from its registration's cache. A container step (`CreationCheck.container`; not in a run up to
     /// a cut nor a request's, which claim none of their own): from the resolving container's, one instance per
-    /// container, its claim ended; it and the steps under it go in `taken` (a plan with one has no variant).
+    /// container, its claim ended; it and the steps under it go in `taken` (in a variant's run the same steps, `publishedVariants`).
     /// Traced (`RunState.tracer`): the build finds it cached where its walk asks for it, after the
     /// steps before its own dependencies (`told`: what was told; its spared dependencies tell nothing).
     /// A weak one no resolve published that the build's walk reaches there (`CreationCheck.reachedThere`):
@@ -26,8 +26,9 @@ extension Plan {
                                               _ progress: UnsafeMutablePointer<PlanProgress>, unclaimed: B.Mask,
                                               walked: inout Plan.Walk?, position: inout Int, cut: inout Int) -> Int {
         // (A traced run tells its hits in the build's walk once it switches, `tellPublishedInWalk`: not one over container steps.
-        // One up to a cut only into a variant that makes the step it meets, `cutPosition`.)
-        let switches = !M.requests && (!M.traced || !hasContainer)
+        // One up to a cut only into a variant that makes the step it meets, `cutPosition`; not one over container steps,
+        // whose claims stop at the cut, `neverAsked`.)
+        let switches = !M.requests && (!M.traced && !M.cuts || !hasContainer)
         // One a resolver's get built first the run holds already (`takeBuilt`, a reference of its own): taking
         // the published one too would overwrite that word, a reference never let go of (the instance leaked).
         // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
@@ -83,7 +84,7 @@ extension Plan {
                 (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
                 if M.cuts { cut = cutThere.unsafelyUnwrapped }
                 progress.pointee.variant = found.variant
-                taken.formUnion(B.Mask(word: variant.skip))  // (no variant over container steps: one word)
+                taken.formUnion(B.Mask(word: variant.skip))  // (a plan of at most 64 steps: one word)
                 continue
             }
             // Its dependencies' steps: those right before it that descend from it (post-order).

@@ -190,7 +190,9 @@ extension Plan {
             // Those made before a step with a RESOLVER slot were entered before its factory (`openFrames`).
             let from = slots.isEmpty ? 0 : graph.replayEntered
             if B.readsRequest {
-                enterRequest(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, creates: M.creates, from: from)
+                let variant = M.creates ? progress.pointee.variant : -1
+                enterRequest(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, creates: M.creates, from: from,
+                             order: variant < 0 ? nil : publishedVariants[variant].order)
             } else if M.creates {
                 let variant = progress.pointee.variant
                 enterCreated(into: graph, slots.isEmpty ? made : graph.replayedWords, locals, lookup: lookup, from: from, to: steps.count,
@@ -234,16 +236,22 @@ extension Plan {
     /// from what its gets built (`Graph.replaySkips`: entered as the gets made them).
     @inline(never)
     func enterRequest<B>(into graph: Graph, _ made: ReferenceWords<Instance>, _ locals: Locals<B>, lookup: Container,
-                                 creates: Bool, from: Int = 0, to: Int? = nil) {
+                                 creates: Bool, from: Int = 0, to: Int? = nil, order: UnsafeBufferPointer<Int>? = nil) {
         let claims = self.claims(locals)
         let skips = !slots.isEmpty
-        for i in from..<(to ?? steps.count) where (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && !(skips && graph.replaySkips.contains(i)) {
+        // (`order`: a run gone on in a `PublishedVariant`, without slots: its made steps in the order it made them, as the
+        // build's, then the shared ones.)
+        func enter(_ i: Int) {
+            guard (steps[i].isKeyed || steps[i].completes) && !made.isNone(i) && !(skips && graph.replaySkips.contains(i)) else { return }
             let cached = steps[i].isContainer && claims.isCached(i) || creates && steps[i].creates && !graph.madeHere(registration(i, locals))
             if steps[i].isContainer && !cached { graph.madeContainerStep(registration(i, locals), at: i, in: self.lookup(of: i, locals.base)?.object ?? lookup) }
             if creates && steps[i].creates && !cached { graph.madeCreationStep(registration(i, locals), at: i) }
             graph.enterReplayed(registration(i, locals), at: i, keyed: steps[i].isKeyed, completes: steps[i].completes && !cached,
                                 lookup: self.lookup(of: i, locals.base) ?? Borrowed(lookup))
         }
+        guard let order else { return (from..<(to ?? steps.count)).forEach(enter) }
+        for i in order { enter(i) }
+        for i in steps.indices where steps[i].isShared { enter(i) }
     }
 
     /// `enterSteps` after a run with creation steps, as a build that finds a creation step's

@@ -167,6 +167,8 @@ extension Plan {
                 // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
                 if M.requests { progress.pointee.step = i; return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() }) }
                 releaseClaims(M.self, claims, locals, graph)
+                // (Gone on in a `PublishedVariant`: last made first in its order, as a failure's.)
+                if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
                 letGo(M.self, &run, count: count)
                 return .failure(graph.unsafelyUnwrapped.graph.borrow { $0.takeDeferredFailure() })
             }

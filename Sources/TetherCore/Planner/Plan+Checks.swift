@@ -160,17 +160,27 @@ extension Plan {
     /// and the made steps' order the checks are of; nil: the plan's). None where the walk does not give the
     /// plan's steps (a shape this does not model), or where that run's creation steps are not in step order
     /// (the graph publishes those in step order; it queues callbacks in the run's order, `enterCreated`, and
-    /// a failed run's abort lets go of the made steps in it, `letGoMade`).
+    /// a failed run's abort lets go of the made steps in it, `letGoMade`). Over container steps (a run that reads the
+    /// request, `Plan.enterRequest` entering in the variant's order) only where the step is under none, none is under
+    /// it and none of what it no longer asks for first goes under one: each container step's steps, its claims
+    /// (`claimLate`, a failed claim's step) and skips under it are the plan's, its check placed in the variant's order.
     static func publishedVariants(_ steps: [Step], _ inputs: [Int], creating: [Int], _ checks: inout [CreationCheck],
                                           _ variants: inout [PublishedVariant], _ arena: inout LineArena,
                                           current: (walk: Walk, order: [Int])? = nil) {
-        guard checks.contains(where: { !$0.reachedThere }) else { return }
+        guard checks.contains(where: { !$0.reachedThere && $0.container < 0 }) else { return }
         let madeSteps = steps.indices.filter { !steps[$0].isShared }
+        let containers = steps.indices.filter { steps[$0].isContainer }
+        // Whether a container step asked for step `s` first (`parent`: a walk's askers).
+        func underContainer(_ s: Int, _ parent: [Int]) -> Bool {
+            var k = parent[s]
+            while k >= 0 && !steps[k].isContainer { k = parent[k] }
+            return k >= 0
+        }
         guard let current = current ?? walk(steps, inputs, leaves: []).flatMap({ plain in
             plain.order == Array(steps.indices) && plain.parent == steps.map(\.parent) ? (plain, madeSteps) : nil
         }) else { return }
         var early: [CreationCheck] = []
-        for check in checks where !check.reachedThere && variants.count < maxVariants {
+        for check in checks where !check.reachedThere && check.container < 0 && variants.count < maxVariants {
             let c = check.step
             // Where the build's walk reaches it: the first made step of its own dependencies'.
             func under(_ s: Int) -> Bool {
@@ -186,6 +196,17 @@ extension Plan {
             let entered = made.filter { steps[$0].creates }
             guard made.count >= start, Array(made[..<start]) == Array(current.order[..<start]),
                   zip(entered, entered.dropFirst()).allSatisfy({ $0 < $1 }) else { continue }
+            // Over container steps: each one's steps the plan's (see above); its check where the variant's walk asks for it.
+            var containerChecks: [CreationCheck] = []
+            if !containers.isEmpty {
+                guard !underContainer(c, current.walk.parent), !containers.contains(where: under),
+                      !walked.order.contains(where: { under($0) && underContainer($0, walked.parent) }) else { continue }
+                var found = creationChecks(steps, inputs, creating: containers, walk: walked)
+                for k in found.indices { found[k].container = containers.firstIndex(of: found[k].step)! }
+                // (One made before the early check was checked there, in the same order; none straddles it, as none is over the step.)
+                guard !found.contains(where: { $0.made >= start && $0.at < start }) else { continue }
+                containerChecks = found.filter { $0.made >= start && $0.at > 0 }
+            }
             // (RESOLVER slots, a binding's factories: a step with one enters the steps made before it in this order and
             // opens the frames of this walk's askers, `openFrames`, from `order` and `parent`.)
             let rest = madeSteps.filter { !made.contains($0) }
@@ -195,6 +216,7 @@ extension Plan {
                 guard found.at < start else { return found }
                 return CreationCheck(at: found.made, made: found.made, step: found.step, scope: found.scope, reachedThere: false)
             }
+            after += containerChecks
             after.sort { ($0.at, -$0.made) < ($1.at, -$1.made) }
             let index = variants.count
             variants.append(PublishedVariant(step: c, skip: 0, order: .init(start: nil, count: 0), checks: .init(start: nil, count: 0)))

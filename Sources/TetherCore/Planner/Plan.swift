@@ -535,15 +535,16 @@ final class Plan: @unchecked Sendable {
         hasLocalCreations = creating.contains { steps[$0].local >= 0 }
         creations = arena.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
         var checks = Plan.creationChecks(steps, inputs, creating: creating.sorted())
-        // (Not over container or value steps, slots other than RESOLVER ones, nor a failing plan: their runs read
-        // positions in step order.)
+        // (Not over value steps or container-scoped leaves, slots other than RESOLVER ones, nor a failing plan: their runs
+        // read positions in step order; over container steps only without slots, `publishedVariants` saying where.)
         var variants: [PublishedVariant] = []
         if slots.allSatisfy({ $0.kind == .resolver }) && failing == nil && steps.count <= UInt.bitWidth
-            && !steps.contains(where: { $0.isContainer || $0.isShared && $0.registration.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }) {
+            && !steps.contains(where: { $0.isContainer && !slots.isEmpty
+                || $0.isShared && $0.registration.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }) {
             Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &variants, &arena)
         }
         publishedVariants = arena.copy(variants)
-        // (No variant has container steps: their checks go with the plan's only.)
+        // (A variant over container steps has their checks in its order, `publishedVariants`.)
         checks = (checks + Plan.containerChecks(steps, inputs)).sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
         creationChecks = arena.copy(checks)
         // Steps a run may skip (`Step.underContainer`) leave no record of a block unwritten: separate instances.
