@@ -56,6 +56,10 @@ extension Plan {
         // (`claimPastFailure` before branch cutpast: a failing plan's first claim failing after factories of the build,
         // which the run reports where the build's walk asks for that key now, after a run up to it, `Graph.replayPastFailure`.)
 
+        /// False for the reasons no resolve or request reaches `Graph.build` with (`described`: a description's walk
+        /// only; `metFailure`: a failing plan serves it), asserted where `PlanStats` counts a build.
+        var reachesBuild: Bool { self != .described && self != .metFailure }
+
         /// One line for the table (`PlanStats.report`).
         var text: String {
             switch self {
@@ -92,14 +96,20 @@ package enum PlanStats {
         @inline(never)
         func countResolve() { words[0] += 1 }
         @inline(never)
-        func count(_ reason: Plan.Decline) { words[1 + reason.rawValue] += 1 }
+        func count(_ reason: Plan.Decline) {
+            assert(reason.reachesBuild, "\(reason): a description's or a failing plan's, never a build's")
+            words[1 + reason.rawValue] += 1
+        }
         /// A resolver's request (`Graph.buildAsked`): `found` in the graph or a cache, else built for
         /// `reason` (nil: served by a plan).
         @inline(never)
         func countRequest(found: Bool, built reason: Plan.Decline?) {
             words[Counts.requestBase] += 1
             if found { words[Counts.requestBase + 1] += 1 }
-            if let reason { words[Counts.requestBase + 2 + reason.rawValue] += 1 }
+            if let reason {
+                assert(reason.reachesBuild, "\(reason): a description's or a failing plan's, never a build's")
+                words[Counts.requestBase + 2 + reason.rawValue] += 1
+            }
         }
     }
 
