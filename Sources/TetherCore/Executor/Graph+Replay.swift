@@ -22,7 +22,7 @@ extension Graph {
         while true {
             do throws(TetherError) {
                 var built: Int?
-                var picks = 0, holding = false
+                var picks = 0, holding = false, heldPicks = 0
                 while built == nil, let replayed = plan {
                     // A step under construction further out on this thread: the plan runs up to where the
                     // build asks for it, and reports the cycle (`replayMeeting`; `meeting` finds a cut wherever
@@ -48,11 +48,16 @@ extension Graph {
                     // Past the bound (`maxKeptPicks` after claims kept, else `maxCreationPicks`: claims let go of, a leaf
                     // gone): every cell the build would claim claimed (those kept its own) and the weak keys cached held
                     // (`claimInOrder`, as a no-wait resolve's first claims): no other thread changes the state they hold,
-                    // so the plan picked for it once more finds it as it is and serves it (one declining all the same, a
-                    // singleton reset or the configuration changed under them: the build).
+                    // so the plan picked for it once more finds it as it is and serves it. One declining all the same
+                    // (a cached singleton reset under them, which no claim holds): its claims kept (`holdsAhead`), the
+                    // keys found uncached now claimed too, and a pick again, as the build claims the reset key where it
+                    // asks; each such pick holds one key more (past `maxCreationPicks` of them: the build).
                     if picks > (kept ? Self.maxKeptPicks : Self.maxCreationPicks) {
-                        if holding { plan = nil; break }
-                        holding = true
+                        if holding {
+                            heldPicks += 1
+                            if heldPicks > Self.maxCreationPicks { plan = nil; break }
+                        }
+                        (holding, holdsAhead) = (true, true)
                         try claimInOrder(registration, from: container, evenOne: true)
                     }
                     plan = Self.creationPlan(registration, from: container, progress)
@@ -64,7 +69,7 @@ extension Graph {
                     if backOffs == 0, let counts = Borrowed<ThreadState>(opaque: thread).borrow({ $0.planCounts }) {
                         PlanStats.countBuild(counts, registration, from: container, progress: progress)
                     }
-                    claimedInOrder = false
+                    (claimedInOrder, holdsAhead) = (false, false)
                     try checkBeforeNotWaiting(registration, from: container)
                     claimRoot = (.init(registration), .init(container))
                     built = try build(registration, from: container, arguments: arguments)
@@ -141,8 +146,11 @@ extension Graph {
         }.get()
         guard ran else {
             alive.removeAll()  // its words, empty: the plan let go of what it took (`Plan.execute`)
+            // Holding every key its build would claim (`run` past its bound): the claims kept, and the keys found
+            // published held, for the pick after it (its claims take them as their own).
+            if holdsAhead { _ = keepClaims(); keptClaims = false }
             if creates { dropClaimedHits() }  // (a run declining before it took them)
-            releaseCells()  // a leaf gone meanwhile, container steps some cached: nothing was made under them
+            if !holdsAhead { releaseCells() }  // a leaf gone meanwhile, container steps some cached: nothing was made under them
             return try switchedToVariant(plan, registration, from: container, arguments: arguments)
         }
         // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`; a run that

@@ -168,6 +168,8 @@ final class Graph {
     var keptClaims = false
     /// `keptClaims` of a resolver's request (`claimAsked`): `runAsked` picks the request's plan again under them.
     var keptAskedClaims = false
+    /// `run` holds every key its build would claim (past its bound): a plan declining keeps its claims (`replay`).
+    var holdsAhead = false
     /// Creation steps `claimWithContainerSteps` (or a request's `claimAsked`) neither claimed nor found published: first
     /// asked for under a container step found cached, which no step still made asks for (`leavesUntaken`: the build
     /// never asks for them). The run checks they are skipped (`Plan.execute`).
@@ -479,7 +481,7 @@ final class Graph {
         // Last: releasing may run destructors, which may resolve again on this thread.
         if !heldAhead.isEmpty { heldAhead.removeAll(keepingCapacity: true) }
         if !claimedSkip.isEmpty || !unclaimedUnder.isEmpty || !claimedHits.isEmpty { dropClaimedHits() }
-        (keptClaims, keptAskedClaims) = (false, false)
+        (keptClaims, keptAskedClaims, holdsAhead) = (false, false, false)
         if let built { letGoReplayed(built) }
         alive.removeAll()
     }

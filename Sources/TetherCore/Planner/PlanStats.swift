@@ -56,6 +56,10 @@ extension Plan {
         // (`claimPastFailure` before branch cutpast: a failing plan's first claim failing after factories of the build,
         // which the run reports where the build's walk asks for that key now, after a run up to it, `Graph.replayPastFailure`.)
 
+        /// False for the reasons no resolve or request reaches `Graph.build` with (`described`: a description's walk
+        /// only; `metFailure`: a failing plan serves it), asserted where `PlanStats` counts a build.
+        var reachesBuild: Bool { self != .described && self != .metFailure }
+
         /// One line for the table (`PlanStats.report`).
         var text: String {
             switch self {
@@ -63,7 +67,7 @@ extension Plan {
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a traced run up to a cut (a nested resolve's or a request's) finding the container steps cached, a container step claimed late found cached where it is claimed (or by a get) whose build makes what a step outside takes too in an order the plan's steps do not give (Plan.lateHitsKeepOrder; past three such steps, or a slot made per resolve naming a step under one) (a described plan: any made one)"
             case .described: "a shape only a described plan declines (never a resolve's)"
             case .metFailure: "an error the build reports (a key not registered, an argument below the root, a cycle, a captive), which a failing plan reports too (never a resolve's)"
-            case .notCached: "at run time: a shared dependency or root not cached that no plan makes (a dead weak one a binding would revive, one of whose own dependencies a later step takes too, in a run that does not switch to a PublishedVariant: a request's, a traced one or one up to a cut over container steps, one whose variant over container steps a moved dependency goes under one of those in (or the step under one, one under it, slots), one up to a cut into a variant that never makes the step it meets, or one whose check is where the walk reaches it over the step the cut meets (revived, the build never meets it there); or caches changing under the keys held past Graph.maxCreationPicks: a singleton reset, the configuration changed; a value none provides before a container step's failed claim that only a step past its first asker, under a cached container step, asks for)"
+            case .notCached: "at run time: a shared dependency or root not cached that no plan makes (a dead weak one a binding would revive, one of whose own dependencies a later step takes too, in a run that does not switch to a PublishedVariant: a request's, a traced one or one up to a cut over container steps, one whose variant over container steps a moved dependency goes under one of those in (or the step under one, one under it, slots), one up to a cut into a variant that never makes the step it meets, or one whose check is where the walk reaches it over the step the cut meets (revived, the build never meets it there); or cached singletons reset under the keys held past Graph.maxCreationPicks more than maxCreationPicks times over (each pick after one holds it too, since branch reachable); a value none provides before a container step's failed claim that only a step past its first asker, under a cached container step, asks for)"
             case .containerHeld: "at run time, in the graph's replay: some container steps cached with a step they asked for taken by one made, where no plan for that set of cached steps serves (Plan.mixedVariant: a walk that does not fit, a set not every container step of was looked at; past Plan.maxMixedVariants one recorded for the run since branch creatingmixed; a creating or request run up to a cut switches since branch heldcut), or one a cut run asks for cached where no plan with it a leaf serves (since branch cutswitch a cut run switches, since branch heldcut a creating or request one too, since branch heldrest a failing, wide or child's plan's, a resolve's or a request's, to Plan.leafVariant: left, a leafVariant whose walk declines) (a claim refused to a thread that must not wait or acts for a token is the run's error where the build asks, since branch cyclecut)"
             case .other: "other: no reason of its own (no plan recorded for the configuration, a child whose component no plan keys: Plan.componentLevels nil, a stacked registration in no slot, a run that declined noting none)"
             case .requestInGraph: "a resolver's request whose plan has a step below a key the graph has that a step it makes takes too (a value, a container-scoped leaf, a step first asked for under a key built from another lookup) where the build's walk with those keys as leaves is not the plan's order (Plan.walkedWithGraphKeys: another order, a value or leaf not the graph's, a plan with creation, container or failing steps, a run up to a cut; such steps made where the plan has them since branch reqgraph, ResolverRequestPlanTests.aValueBelowAKeyTheGraphHasThatAMadeStepTakesRunsThePlan), or a failing plan's open frame the graph has (the build takes it), or, made while a request's plan runs with frames opened since, a key this graph constructs"
@@ -92,14 +96,20 @@ package enum PlanStats {
         @inline(never)
         func countResolve() { words[0] += 1 }
         @inline(never)
-        func count(_ reason: Plan.Decline) { words[1 + reason.rawValue] += 1 }
+        func count(_ reason: Plan.Decline) {
+            assert(reason.reachesBuild, "\(reason): a description's or a failing plan's, never a build's")
+            words[1 + reason.rawValue] += 1
+        }
         /// A resolver's request (`Graph.buildAsked`): `found` in the graph or a cache, else built for
         /// `reason` (nil: served by a plan).
         @inline(never)
         func countRequest(found: Bool, built reason: Plan.Decline?) {
             words[Counts.requestBase] += 1
             if found { words[Counts.requestBase + 1] += 1 }
-            if let reason { words[Counts.requestBase + 2 + reason.rawValue] += 1 }
+            if let reason {
+                assert(reason.reachesBuild, "\(reason): a description's or a failing plan's, never a build's")
+                words[Counts.requestBase + 2 + reason.rawValue] += 1
+            }
         }
     }
 
