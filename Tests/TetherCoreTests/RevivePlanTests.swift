@@ -378,16 +378,18 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
     ///   before that check and reported the cycle "Y" -> "R" -> "W" -> "Y" the build never meets; then it declined
     ///   (`notCached`, the build's). Branch revivecut: the run revives W at that check and goes past the cut
     ///   (`PlanProgress.cutMoves`, `Plan.takePublished`), a request's too (`Graph.askedCutMoves`).
+    ///   "revivedThenU": R over W, U (weak, revived, over D) and X (over D): past the moved cut U's early check switches to
+    ///   its `PublishedVariant` as in a run not cut (D made for X only).
     /// - "gone": weak, dead, the binding let go of it too: the revive fails, W made, the cut reached: the build's cycle.
     /// - "liveWeak": weak, alive (the first R held); "singleton": a singleton, cached: R's plan for those caches takes W
     ///   a leaf, without Y (no cut).
     /// - "revivedUnderV": revived, R over W and V, the outer resolve V's, whose factory resolves Y: the plan meets V too
     ///   (`Plan.meetsOnly` false), which the build meets past W: declined (`notCached`), the build's cycle through V.
-    @Test(arguments: ["revived", "revivedThenZ", "revivedDeep", "revivedByGet", "revivedTraced", "gone", "liveWeak", "singleton",
-                      "revivedUnderV"])
+    @Test(arguments: ["revived", "revivedThenZ", "revivedDeep", "revivedByGet", "revivedTraced", "revivedThenU", "gone", "liveWeak",
+                      "singleton", "revivedUnderV"])
     func aNestedResolveWhoseCutIsUnderAnAskerTheBuildTakesMakesIt(shape: String) throws {
         var outcomes: [Outcome] = []
-        let underV = shape == "revivedUnderV"
+        let underV = shape == "revivedUnderV", thenU = shape == "revivedThenU"
         for plans in [false, true] {
             let fx = try Fixture()
             fx.container.usesPlans = plans
@@ -414,10 +416,24 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
                 }
                 w.setReviver(reviver)
             }
-            try fx.register("R", shape == "revivedThenZ" ? [dep("W"), dep("Z")] : underV ? [dep("W"), dep("V")] : [dep("W")], scope: .transient)
+            // ("revivedThenU": U weak over D, X over D after it: U's early check, `PublishedVariant`, past the moved cut.)
+            if thenU {
+                try fx.register("D")
+                let u = try fx.register("U", [dep("D")], scope: .weak)
+                let tracker = fx.tracker
+                u.setContext(nil) { p, _ in
+                    tracker.note("drop U")
+                    Ref<Obj>(opaque: p).release()
+                }
+                u.setReviver(reviver)
+                try fx.register("X", [dep("D")])
+            }
+            try fx.register("R", shape == "revivedThenZ" ? [dep("W"), dep("Z")] : underV ? [dep("W"), dep("V")]
+                            : thenU ? [dep("W"), dep("U"), dep("X")] : [dep("W")], scope: .transient)
             var outcome = Outcome()
             var first: Instance? = try fx.resolve("R")
             held.value = Obj.of(first!).dep(0)
+            if thenU { reviver.held.value[UInt(bitPattern: Obj.of(first!).dep(1).pointer)] = Obj.of(first!).dep(1) }
             if shape.hasPrefix("revived") || shape == "gone" {
                 if shape != "gone" { reviver.held.value[UInt(bitPattern: held.value!.pointer)] = held.value! }
                 first = nil  // R and W's box go (Y with it); the binding's W stays (not "gone"'s)
@@ -450,12 +466,13 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
             #expect(outcomes[1].counts == (underV ? ["resolves": 3, "notCached": 1] : ["resolves": 2]), "\(outcomes[1].counts)")
             return
         }
-        #expect(Array(outcomes[1].seen.prefix(2)) == ["nested R, its W the first: true", "asked \(revived ? 1 : 0)"], "\(outcomes[1].seen)")
-        // (Y's factory notes its make once the nested R is let go of.)
-        let made = (shape == "revivedThenZ" ? ["make Z"] : []) + ["make R"]
-        let dropped = ["drop R"] + (shape == "revivedThenZ" ? ["drop Z"] : []) + (revived ? ["drop W"] : [])
+        #expect(Array(outcomes[1].seen.prefix(2)) == ["nested R, its W the first: true", "asked \(thenU ? 2 : revived ? 1 : 0)"], "\(outcomes[1].seen)")
+        // (Y's factory notes its make once the nested R is let go of. "revivedThenU": U revived too, D made for X only.)
+        let made = (shape == "revivedThenZ" ? ["make Z"] : thenU ? ["make D", "make X"] : []) + ["make R"]
+        let dropped = ["drop R"] + (shape == "revivedThenZ" ? ["drop Z"] : thenU ? ["drop X", "drop D", "drop U"] : []) + (revived ? ["drop W"] : [])
         // (The get's R is Y's graph's, let go of with it.)
-        #expect(nested == ["nesting"] + (viaGet ? made + ["make Y", "drop Y"] + dropped : made + dropped + ["make Y", "drop Y"]), "\(nested)")
+        let expected: [String] = viaGet ? made + ["make Y", "drop Y"] + dropped : made + dropped + ["make Y", "drop Y"]
+        #expect(nested == ["nesting"] + expected, "\(nested)")
         // Traced: W revived tells nothing (`Graph.existing` hands it out without a hit), R's factory inside Y's.
         let calls = outcomes[1].seen.filter { $0.hasPrefix("cacheHit") || $0.hasPrefix("factoryCall") }
         #expect(calls == (shape == "revivedTraced" ? ["factoryCall Y", "factoryCall R"] : []), "\(outcomes[1].seen)")

@@ -38,8 +38,10 @@ extension Plan {
                 && (checks[check].at < cut || M.cuts && checks[check].at == cut && movesCut(checks[check], progress)) {
             let found = checks[check]
             check += 1
-            let cutThere = M.cuts && found.variant >= 0 ? cutPosition(found.variant, met: progress.pointee.met) : nil
-            guard found.made > skipTo, found.variant < 0 || switches && (!M.cuts || cutThere != nil),
+            // (A cut moved past the end, `movesCut`: as a run not cut, the step met never asked for.)
+            let cuts = M.cuts && cut != .max
+            let cutThere = cuts && found.variant >= 0 ? cutPosition(found.variant, met: progress.pointee.met) : nil
+            guard found.made > skipTo, found.variant < 0 || switches && (!cuts || cutThere != nil),
                   found.container < 0 || !M.cuts && !M.requests else { continue }
             guard !built || !graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips.contains(found.step) }) else { continue }
             // (A creating request's key the graph has, or a step only such keys asked for, `Graph.requestSkips`, read as the
@@ -82,7 +84,7 @@ extension Plan {
                     if !revived { tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } } }
                 }
                 (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
-                if M.cuts { cut = cutThere.unsafelyUnwrapped }
+                if cuts { cut = cutThere.unsafelyUnwrapped }
                 progress.pointee.variant = found.variant
                 taken.formUnion(B.Mask(word: variant.skip))  // (no variant over container steps: one word)
                 continue
