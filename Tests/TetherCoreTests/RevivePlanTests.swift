@@ -21,6 +21,17 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
     }
 }
 
+/// `registration` (weak) revived through `reviver`: its destructor logs "drop KEY" and lets go of the box's reference
+/// only (the binding's, `reviver.held`, stays).
+private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: HoldingReviver) {
+    let tracker = fx.tracker, drop = "drop \(registration.key.name)"
+    registration.setContext(nil) { p, _ in
+        tracker.note(drop)
+        Ref<Obj>(opaque: p).release()
+    }
+    registration.setReviver(reviver)
+}
+
 @Suite struct RevivePlanTests {
     /// W (weak, over D) under R; D also under X after W when `shared` (a later step takes one of W's own
     /// dependencies: the plan's check is not where the build's walk reaches W). Returns the fixture and W's reviver,
@@ -36,12 +47,7 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
         }
         try fx.register("D", hits ? [dep("S1")] : [])
         let w = try fx.register("W", [dep("D")], scope: .weak)
-        let tracker = fx.tracker
-        w.setContext(nil) { p, _ in
-            tracker.note("drop W")
-            Ref<Obj>(opaque: p).release()
-        }
-        w.setReviver(reviver)
+        revivable(w, fx, reviver)
         fx.onComplete(w)
         if shared {
             try fx.register("X", [dep("D")])
@@ -408,24 +414,11 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
             // ("revivedUnderV": V's factory resolves Y, nested: both under construction further out when Y's resolves R.)
             try fx.register("V") { _ in if nesting.value { _ = try fx.resolve("Y") } }
             let w = try fx.register("W", shape == "revivedDeep" ? [dep("A"), dep("Y")] : [dep("Y")], scope: shape == "singleton" ? .singleton : .weak)
-            if shape != "singleton" {
-                let tracker = fx.tracker
-                w.setContext(nil) { p, _ in
-                    tracker.note("drop W")
-                    Ref<Obj>(opaque: p).release()
-                }
-                w.setReviver(reviver)
-            }
+            if shape != "singleton" { revivable(w, fx, reviver) }
             // ("revivedThenU": U weak over D, X over D after it: U's early check, `PublishedVariant`, past the moved cut.)
             if thenU {
                 try fx.register("D")
-                let u = try fx.register("U", [dep("D")], scope: .weak)
-                let tracker = fx.tracker
-                u.setContext(nil) { p, _ in
-                    tracker.note("drop U")
-                    Ref<Obj>(opaque: p).release()
-                }
-                u.setReviver(reviver)
+                try revivable(fx.register("U", [dep("D")], scope: .weak), fx, reviver)
                 try fx.register("X", [dep("D")])
             }
             try fx.register("R", shape == "revivedThenZ" ? [dep("W"), dep("Z")] : underV ? [dep("W"), dep("V")]
