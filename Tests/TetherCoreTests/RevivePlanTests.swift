@@ -21,6 +21,17 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
     }
 }
 
+/// `registration` (weak) revived through `reviver`: its destructor logs "drop KEY" and lets go of the box's reference
+/// only (the binding's, `reviver.held`, stays).
+private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: HoldingReviver) {
+    let tracker = fx.tracker, drop = "drop \(registration.key.name)"
+    registration.setContext(nil) { p, _ in
+        tracker.note(drop)
+        Ref<Obj>(opaque: p).release()
+    }
+    registration.setReviver(reviver)
+}
+
 @Suite struct RevivePlanTests {
     /// W (weak, over D) under R; D also under X after W when `shared` (a later step takes one of W's own
     /// dependencies: the plan's check is not where the build's walk reaches W). Returns the fixture and W's reviver,
@@ -38,12 +49,7 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
         let d = try fx.register("D", hits ? [dep("S1")] : [])
         if completes { fx.onComplete(d) }
         let w = try fx.register("W", [dep("D")], scope: .weak)
-        let tracker = fx.tracker
-        w.setContext(nil) { p, _ in
-            tracker.note("drop W")
-            Ref<Obj>(opaque: p).release()
-        }
-        w.setReviver(reviver)
+        revivable(w, fx, reviver)
         fx.onComplete(w)
         if shared {
             try fx.register("X", [dep("D")])
@@ -436,15 +442,25 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
     /// Branch meetrevive (issue 28): a nested resolve whose plan has a step under construction further out (Y) only
     /// under an asker the build takes without asking for Y: it never meets Y, no cycle, the nested R is made. Y's factory
     /// resolves R (nested); R over W (and a transient Z after it in "revivedThenZ"), W over Y. W is:
-    /// - "revived", "revivedThenZ": weak, dead, its object the binding holds: the build revives it where its walk reaches
-    ///   it. Its creation plan's check is there (`CreationCheck.reachedThere`, nothing later takes Y), at the cut
-    ///   (`Plan.meeting`: Y, first asked for under W): before, the run up to the cut stopped before that check and
-    ///   reported the cycle "Y" -> "R" -> "W" -> "Y" the build never meets.
+    /// - "revived", "revivedThenZ", "revivedDeep" (W over A and Y), "revivedByGet" (a get of Y's RESOLVER slot: a request),
+    ///   "revivedTraced" (with a trace hook): weak, dead, its object the binding holds: the build revives it where its walk
+    ///   reaches it. Its creation plan's check is there (`CreationCheck.reachedThere`, nothing later takes Y), at or before
+    ///   the cut (`Plan.meeting`: Y, first asked for under W): before branch meetrevive the run up to the cut stopped
+    ///   before that check and reported the cycle "Y" -> "R" -> "W" -> "Y" the build never meets; then it declined
+    ///   (`notCached`, the build's). Branch revivecut: the run revives W at that check and goes past the cut
+    ///   (`PlanProgress.cutMoves`, `Plan.takePublished`), a request's too (`Graph.askedCutMoves`).
+    ///   "revivedThenU": R over W, U (weak, revived, over D) and X (over D): past the moved cut U's early check switches to
+    ///   its `PublishedVariant` as in a run not cut (D made for X only).
+    /// - "gone": weak, dead, the binding let go of it too: the revive fails, W made, the cut reached: the build's cycle.
     /// - "liveWeak": weak, alive (the first R held); "singleton": a singleton, cached: R's plan for those caches takes W
     ///   a leaf, without Y (no cut).
-    @Test(arguments: ["revived", "revivedThenZ", "revivedDeep", "revivedByGet", "liveWeak", "singleton"])
+    /// - "revivedUnderV": revived, R over W and V, the outer resolve V's, whose factory resolves Y: the plan meets V too
+    ///   (`Plan.meetsOnly` false), which the build meets past W: declined (`notCached`), the build's cycle through V.
+    @Test(arguments: ["revived", "revivedThenZ", "revivedDeep", "revivedByGet", "revivedTraced", "revivedThenU", "gone", "liveWeak",
+                      "singleton", "revivedUnderV"])
     func aNestedResolveWhoseCutIsUnderAnAskerTheBuildTakesMakesIt(shape: String) throws {
         var outcomes: [Outcome] = []
+        let underV = shape == "revivedUnderV", thenU = shape == "revivedThenU"
         for plans in [false, true] {
             let fx = try Fixture()
             fx.container.usesPlans = plans
@@ -460,48 +476,67 @@ private final class HoldingReviver: Reviver, @unchecked Sendable {
             }
             try fx.register("Z")
             try fx.register("A")
+            // ("revivedUnderV": V's factory resolves Y, nested: both under construction further out when Y's resolves R.)
+            try fx.register("V") { _ in if nesting.value { _ = try fx.resolve("Y") } }
             let w = try fx.register("W", shape == "revivedDeep" ? [dep("A"), dep("Y")] : [dep("Y")], scope: shape == "singleton" ? .singleton : .weak)
-            if shape != "singleton" {
-                let tracker = fx.tracker
-                w.setContext(nil) { p, _ in
-                    tracker.note("drop W")
-                    Ref<Obj>(opaque: p).release()
-                }
-                w.setReviver(reviver)
+            if shape != "singleton" { revivable(w, fx, reviver) }
+            // ("revivedThenU": U weak over D, X over D after it: U's early check, `PublishedVariant`, past the moved cut.)
+            if thenU {
+                try fx.register("D")
+                try revivable(fx.register("U", [dep("D")], scope: .weak), fx, reviver)
+                try fx.register("X", [dep("D")])
             }
-            try fx.register("R", shape == "revivedThenZ" ? [dep("W"), dep("Z")] : [dep("W")], scope: .transient)
+            try fx.register("R", shape == "revivedThenZ" ? [dep("W"), dep("Z")] : underV ? [dep("W"), dep("V")]
+                            : thenU ? [dep("W"), dep("U"), dep("X")] : [dep("W")], scope: .transient)
             var outcome = Outcome()
             var first: Instance? = try fx.resolve("R")
             held.value = Obj.of(first!).dep(0)
-            if shape.hasPrefix("revived") {
-                reviver.held.value[UInt(bitPattern: held.value!.pointer)] = held.value!
-                first = nil  // R and W's box go (Y with it); the binding's W stays
+            if thenU { reviver.held.value[UInt(bitPattern: Obj.of(first!).dep(1).pointer)] = Obj.of(first!).dep(1) }
+            if shape.hasPrefix("revived") || shape == "gone" {
+                if shape != "gone" { reviver.held.value[UInt(bitPattern: held.value!.pointer)] = held.value! }
+                first = nil  // R and W's box go (Y with it); the binding's W stays (not "gone"'s)
             }
             fx.tracker.note("nesting")
+            let events = Box<[String]>([])
+            if shape == "revivedTraced" { fx.container.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } } }
             nesting.value = true
             var requests: [String: Int] = [:]
-            outcome.counts = try counted { requests = try countedRequests { _ = try fx.resolve("Y") } }
+            outcome.counts = try counted { requests = try countedRequests { _ = try fx.resolve(underV ? "V" : "Y") } }
             for (name, n) in requests { outcome.counts["request " + name] = n }
             nesting.value = false
+            fx.container.setTrace(nil)
             withExtendedLifetime(first) {}
-            outcome.seen = messages.value + ["asked \(reviver.asked.value)"]
+            outcome.seen = messages.value + ["asked \(reviver.asked.value)"] + events.withLock { $0 }
             outcome.log = fx.tracker.log
             #expect(fx.tracker.badDrops == 0)
             outcomes.append(outcome)
         }
         #expect(outcomes[0].log == outcomes[1].log && outcomes[0].seen == outcomes[1].seen, "\(outcomes[1]) vs \(outcomes[0])")
         let revived = shape.hasPrefix("revived"), viaGet = shape == "revivedByGet"
-        #expect(outcomes[1].seen == ["nested R, its W the first: true", "asked \(revived ? 1 : 0)"], "\(outcomes[1].seen)")
         let nested = Array(outcomes[1].log.drop { $0 != "nesting" })
-        // (Y's factory notes its make once the nested R is let go of.)
-        let made = (shape == "revivedThenZ" ? ["make Z"] : []) + ["make R"]
-        let dropped = ["drop R"] + (shape == "revivedThenZ" ? ["drop Z"] : []) + (revived ? ["drop W"] : [])
+        if shape == "gone" || underV {
+            // The build's cycle, where the run up to the cut reports it ("gone": W's factory not called, its reviver asked);
+            // through V past the revived W, the build's ("revivedUnderV").
+            let cycle = underV ? "\"V\" -> \"Y\" -> \"R\" -> \"V\"" : "\"Y\" -> \"R\" -> \"W\" -> \"Y\""
+            #expect(outcomes[1].seen.first?.contains(cycle) == true && outcomes[1].seen.dropFirst().first == "asked 1", "\(outcomes[1].seen)")
+            #expect(nested == ["nesting"] + (underV ? ["drop W", "make Y", "drop Y", "make V", "drop V"] : ["make Y", "drop Y"]), "\(nested)")
+            // (V's plan, Y's and R's nested ones; R's declines where the cut cannot move.)
+            #expect(outcomes[1].counts == (underV ? ["resolves": 3, "notCached": 1] : ["resolves": 2]), "\(outcomes[1].counts)")
+            return
+        }
+        #expect(Array(outcomes[1].seen.prefix(2)) == ["nested R, its W the first: true", "asked \(thenU ? 2 : revived ? 1 : 0)"], "\(outcomes[1].seen)")
+        // (Y's factory notes its make once the nested R is let go of. "revivedThenU": U revived too, D made for X only.)
+        let made = (shape == "revivedThenZ" ? ["make Z"] : thenU ? ["make D", "make X"] : []) + ["make R"]
+        let dropped = ["drop R"] + (shape == "revivedThenZ" ? ["drop Z"] : thenU ? ["drop X", "drop D", "drop U"] : []) + (revived ? ["drop W"] : [])
         // (The get's R is Y's graph's, let go of with it.)
-        #expect(nested == ["nesting"] + (viaGet ? made + ["make Y", "drop Y"] + dropped : made + dropped + ["make Y", "drop Y"]), "\(nested)")
-        // Y's plan and R's nested one; a revive the cut run's claims cannot tell is the build's (`Plan.revivesWhereReached`'s
-        // `met`, as a `PublishedVariant` that does not make Y, `switchesUpToCut`).
-        let counts: [String: Int] = !revived ? ["resolves": 2] : viaGet ? ["resolves": 1, "request requests": 1, "request notCached": 1]
-            : ["resolves": 2, "notCached": 1]
+        let expected: [String] = viaGet ? made + ["make Y", "drop Y"] + dropped : made + dropped + ["make Y", "drop Y"]
+        #expect(nested == ["nesting"] + expected, "\(nested)")
+        // Traced: W revived tells nothing (`Graph.existing` hands it out without a hit), R's factory inside Y's.
+        let calls = outcomes[1].seen.filter { $0.hasPrefix("cacheHit") || $0.hasPrefix("factoryCall") }
+        #expect(calls == (shape == "revivedTraced" ? ["factoryCall Y", "factoryCall R"] : []), "\(outcomes[1].seen)")
+        // Y's plan and R's nested one (the get's: a request's plan), none declining: the cut run revives W at its check and
+        // goes past the cut (`PlanProgress.cutMoves`; `notCached` before: the build's).
+        let counts: [String: Int] = viaGet ? ["resolves": 1, "request requests": 1, "request plan": 1] : ["resolves": 2]
         #expect(outcomes[1].counts == counts, "\(outcomes[1].counts)")
     }
 }

@@ -136,7 +136,7 @@ extension Graph {
             // makes it under that claim as the build does (`madeCreation`), and publishes it with the graph.
             if registration.borrow({ Plan.Recorder.revives($0, scope) })
                 && !plan.borrow({ p in p.revivesWhereReached(step, switching: !meeting || cutClaims.map { p.switchesUpToCut(step, met: $0.met) } == true,
-                                                       met: meeting ? cutClaims?.met : nil) })
+                                                       met: meeting ? cutClaims?.met : nil, cutMoves: meeting && progress.pointee.cutMoves) })
                 || (hit != nil && meeting) {
                 // A dead weak instance to revive where the plan does not, which the build handles if no plan
                 // picked next does. (Published meanwhile, in a run up to a cut: the plan picked next.)

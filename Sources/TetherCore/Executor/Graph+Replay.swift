@@ -29,7 +29,7 @@ extension Graph {
                     // `meets` is true: `cycle` before branch pickrest).
                     if !outer.isEmpty, let met = replayed.borrow({ $0.meeting(outer, progress.pointee.locals) }) {
                         // Its claims found container steps cached: the variant for them, met again (bounded as the picks).
-                        if let variant = try replayMeeting(replayed, met, registration, from: container, arguments: arguments) {
+                        if let variant = try replayMeeting(replayed, met, registration, from: container, arguments: arguments, built: &built) {
                             if picks < Self.maxCreationPicks {
                                 picks += 1
                                 plan = variant
@@ -153,6 +153,13 @@ extension Graph {
             if !holdsAhead { releaseCells() }  // a leaf gone meanwhile, container steps some cached: nothing was made under them
             return try switchedToVariant(plan, registration, from: container, arguments: arguments)
         }
+        return replayed(plan, creates: creates, from: container)
+    }
+
+    /// After `plan`'s run into this graph (`replay`, or `replayMeeting`'s gone past its cut): its creation steps pended
+    /// to be published with the graph. Returns the root's index.
+    @inline(__always)
+    private func replayed(_ plan: Borrowed<Plan>, creates: Bool, from container: Container) -> Int {
         // (Those before a step with a RESOLVER slot were pended before its factory: `Plan.openFrames`; a run that
         // read the request pended them among its container steps, in step order: `Plan.enterRequest`.)
         if creates && plan.borrow({ !$0.readsRequest }) {
@@ -236,13 +243,16 @@ extension Graph {
     /// this graph's part of the path the frames the build has open then). Returns when the plan declined: the
     /// variant its claims switched to for the container steps they found cached (`switchedVariant`, as `replay`'s),
     /// which `run` runs instead (up to where it meets that step, if it does: not where its asker was found cached).
+    /// `built`: the root's index when the run went past the cut (`PlanProgress.cutMoves`: a dead weak step over the
+    /// one met revived where the build's walk reaches it, which never meets it then), as `replay`'s.
     func replayMeeting(_ plan: Borrowed<Plan>, _ met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool),
                                _ root: Registration, from container: Container,
-                               arguments: UnsafeBufferPointer<Argument>) throws(TetherError) -> Borrowed<Plan>? {
+                               arguments: UnsafeBufferPointer<Argument>, built: inout Int?) throws(TetherError) -> Borrowed<Plan>? {
         // Creation steps asked for before it: their cells claimed first, as the build's first claim does (with container
-        // steps, those the build asks for before the cut, `claimWithContainerSteps`).
+        // steps, those the build asks for before the cut, `claimWithContainerSteps`, which claims none past it: no move).
         cutClaims = (met.cut, met.step)
         defer { cutClaims = nil }
+        progress.pointee.cutMoves = met.claims && plan.borrow { !$0.hasContainer && $0.meetsOnly(met.step, outer, progress.pointee.locals) }
         (switchesToVariant, cutAskerCached) = (nil, false)  // (set by this plan's claims or run only)
         if met.claims, try !claimCreations(plan, root: root, from: container, meeting: true) {
             try replayPastFailure(plan, from: container, arguments: arguments)
@@ -250,10 +260,14 @@ extension Graph {
         }
         // Else, as before a build: a resolve that must not wait or acts for a token checks first.
         if !met.claims { try checkBeforeNotWaiting(root, from: container) }
-        _ = try plan.borrow { plan in
+        let ran = try plan.borrow { plan in
             plan.replayCut(into: self, alive.appendNone(count: plan.stepCount), specs, progress, arguments, lookup: container,
                            cut: met.cut, met: met.step, creates: met.claims)
         }.get()
+        if ran {
+            built = replayed(plan, creates: met.claims, from: container)
+            return nil
+        }
         alive.removeAll()  // its words, empty: the run let go of what it made (`Plan.cutReached`)
         guard progress.pointee.cut == -1 else {
             if met.claims { releaseCells() }

@@ -142,6 +142,7 @@ extension Graph {
                 (claimedSkip, claimedHeld, unclaimedUnder) = (StepBits(), StepBits(), StepBits())
                 // (Up to a cut: not the cells of the steps the build asks for from there on.)
                 var neverAsked = met.map { m in plan.borrow { $0.neverAsked(from: m.cut, met: m.step) } } ?? StepBits()
+                progress.pointee.cutMoves = met.map { askedCutMoves(plan, $0.step, cut: $0.cut, neverAsked, meeting: open + outer) } ?? false
                 Self.beforeClaiming(registration)
                 neverAsked.formUnion(skips)
                 guard claimAsked(plan, from: lookup, skips: neverAsked, cellsBefore: cellsBefore, progress, met: met?.step) else {
@@ -156,6 +157,7 @@ extension Graph {
                     let registration = plan.borrow { $0.registration(of: refused.step, progress.pointee.locals) }
                     met = (refused.step, registration, plan.borrow { $0.firstAsked(refused.step) }, false)
                     refusal = refused.error
+                    progress.pointee.cutMoves = false
                 }
             } else if met == nil && plan.borrow({ $0.fails }), let refused = claimOpenFrames(plan, from: lookup, progress) {
                 // A failing plan creating nothing: a shared frame open at its error whose claim failed, the build's error there.
@@ -233,7 +235,8 @@ extension Graph {
         let progress = requestProgress!
         let outcome = plan.borrow { $0.replayAskedCut(into: self, words, specs, progress, lookup: lookup, cut: met.cut, met: met.step, creating: creating) }
         switch outcome {
-        case .success(true): preconditionFailure("a run up to a cut ends there")
+        case .success(true):  // gone past its cut (`PlanProgress.cutMoves`): as a request not cut
+            return .success(enterAsked(plan, words, count: count, failed: nil, root: root, lookup))
         case .success(false) where progress.pointee.cut != -1:  // a decline, before any factory ran
             return .success(nil)
         case .success(false):
@@ -255,6 +258,24 @@ extension Graph {
         case .failure(let error):
             _ = enterAsked(plan, words, count: count, failed: progress.pointee.step, root: root, lookup)
             return .failure(frames.count == 0 && meanwhileOpen == nil ? error : withFrames(error))
+        }
+    }
+
+    /// Whether a creating request's run up to the cut at `cut`, meeting step `met` (`Plan.meeting` of the keys `meeting`),
+    /// goes past it where a creation step over `met` is found where the build's walk reaches it (`PlanProgress.cutMoves`):
+    /// the plan meets no other of those keys, has no container step (claimed up to the cut only), the steps the build never
+    /// asks for up to the cut (`neverAsked`, not claimed) are `met` and those under it (the build reviving there never asks
+    /// for them either), and the graph has none of `met`'s askers past the cut (`Plan.takeFromGraph` takes those before it
+    /// only). Out of line: rare.
+    @inline(never)
+    private func askedCutMoves(_ plan: Borrowed<Plan>, _ met: Int, cut: Int, _ neverAsked: StepBits, meeting keys: [Borrowed<Registration>]) -> Bool {
+        let locals = requestProgress!.pointee.locals
+        return plan.borrow { p in
+            guard !p.hasContainer, p.meetsOnly(met, keys, locals) else { return false }
+            return !(0..<p.stepCount).contains { j in
+                neverAsked.contains(j) ? j != met && !p.descends(j, from: met)
+                    : j >= cut && p.steps[j].isKeyed && !p.steps[j].isShared && builtIndex(p.registration(of: j, locals)) != nil
+            }
         }
     }
 
@@ -352,7 +373,8 @@ extension Graph {
             // Asked for only under a container step found cached, no step still made asking for it: neither claimed nor made
             // (as `claimWithContainerSteps`). One a step still made asks for: the build makes it where that one asks.
             if under && leavesUntaken(plan, step, under: cachedContainers, progress.pointee.locals) { continue }
-            if under || registration.borrow({ Plan.Recorder.revives($0, scope) }) && !plan.borrow({ $0.revivesWhereReached(step, met: met) }) {
+            if under || registration.borrow({ Plan.Recorder.revives($0, scope) })
+                && !plan.borrow({ $0.revivesWhereReached(step, met: met, cutMoves: cut && progress.pointee.cutMoves) }) {
                 declined = .notCached
                 // Under them, a step still made asks for it too: the plan for the set cached now (`runAsked`), as
                 // `claimWithContainerSteps` (not a run up to a cut: no switch).

@@ -34,12 +34,15 @@ extension Plan {
         // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
         let built = M.destination == .graph && !slots.isEmpty && !M.requests
         var skipTo = -1
-        // (Up to a cut: none at or past it, which the run does not reach.)
-        while check < checks.count && checks[check].at <= max(n, skipTo) && checks[check].at < cut {
+        // (Up to a cut: none at or past it, which the run does not reach; at it, one over the step met where the cut moves.)
+        while check < checks.count && checks[check].at <= max(n, skipTo)
+                && (checks[check].at < cut || M.cuts && checks[check].at == cut && movesCut(checks[check], progress)) {
             let found = checks[check]
             check += 1
-            let cutThere = M.cuts && found.variant >= 0 ? cutPosition(found.variant, met: progress.pointee.met) : nil
-            guard found.made > skipTo, found.variant < 0 || switches && (!M.cuts || cutThere != nil),
+            // (A cut moved past the end, `movesCut`: as a run not cut, the step met never asked for.)
+            let cuts = M.cuts && cut != .max
+            let cutThere = cuts && found.variant >= 0 ? cutPosition(found.variant, met: progress.pointee.met) : nil
+            guard found.made > skipTo, found.variant < 0 || switches && (!cuts || cutThere != nil),
                   found.container < 0 || !M.cuts && !M.requests else { continue }
             guard !built || !graph.unsafelyUnwrapped.graph.borrow({ $0.replaySkips.contains(found.step) }) else { continue }
             // (A creating request's key the graph has, or a step only such keys asked for, `Graph.requestSkips`, read as the
@@ -82,11 +85,13 @@ extension Plan {
                     if !revived { tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } } }
                 }
                 (order, checks, check, skipTo) = (variant.order, variant.checks, 0, -1)
-                if M.cuts { cut = cutThere.unsafelyUnwrapped }
+                if cuts { cut = cutThere.unsafelyUnwrapped }
                 progress.pointee.variant = found.variant
                 taken.formUnion(B.Mask(word: variant.skip))  // (a plan of at most 64 steps: one word)
                 continue
             }
+            // Over the step a cut run meets, where the build's walk reaches it: the build never asks for that one then.
+            if M.cuts && movesCut(found, progress) { cut = .max }
             // Its dependencies' steps: those right before it that descend from it (post-order).
             let first = firstAsked(found.step)
             if found.container >= 0 {
@@ -107,6 +112,16 @@ extension Plan {
             }
         }
         return skipTo
+    }
+
+    /// Whether creation check `found`, found (revived, published), moves a cut run's cut past its end: the plan meets only
+    /// `met` further out (`PlanProgress.cutMoves`) and `found` is where the build's walk reaches its step (`reachedThere`:
+    /// no later step takes one of its own dependencies), `met` one of those: the build takes it there and never asks for `met`.
+    /// (Not in a `PublishedVariant`'s order, whose askers are another walk's.)
+    private func movesCut(_ found: CreationCheck, _ progress: UnsafeMutablePointer<PlanProgress>) -> Bool {
+        let met = progress.pointee.met
+        return progress.pointee.cutMoves && progress.pointee.variant < 0 && found.variant < 0 && found.container < 0 && found.reachedThere
+            && met >= 0 && met < steps.count && descends(met, from: found.step)
     }
 
     /// `takePublished`'s container step (`found`): the instance a resolve nested in an earlier factory published in

@@ -132,7 +132,8 @@ extension Plan {
         var cutAt = M.cuts ? madeSteps.firstIndex { $0 >= progress.pointee.cut } ?? madeSteps.count : Int.max
         for n in 0..<end {
             var i = madeSteps[n]
-            if M.cuts && n >= cutAt { break }
+            // (A check at the cut over the step met, which may move it: `PlanProgress.cutMoves`, `takePublished`.)
+            if M.cuts && n >= cutAt && !(M.creates && n == cutAt && progress.pointee.cutMoves && check < checks.count && checks[check].at == n) { break }
             if M.creates && n <= skipTo { continue }
             // A step this run claimed, published meanwhile (a creation step; a container step, not up to a cut nor a request's).
             if (M.creates || !M.cuts && !M.requests) && check < checks.count && checks[check].at == n {
@@ -229,19 +230,21 @@ extension Plan {
             }
         }
         progress.pointee.plan = nil
+        // (A cut moved past the end, `cutMoves`: the run made every step, as one not cut.)
+        let cuts = M.cuts && cutAt != Int.max
         // (A cut run stopped where the build meets its cycle: a missing value before that fails first.)
-        let missed = B.readsRequest && missing != Int.max && (!M.cuts || missing < progress.pointee.cut)
+        let missed = B.readsRequest && missing != Int.max && (!cuts || missing < progress.pointee.cut)
         // (A run up to a cut: the build asked for nothing from it on, `Plan.meeting`. A missing value: nothing past it.)
         if M.traced {
             // (A cut run's walk is a `PublishedVariant`'s, `tellPublishedInWalk`: the cut where it asks for the step met.)
-            if let walked { tellWalkedHits(M.self, walked.order, &position, to: missed ? missing : M.cuts ? walked.cut(progress.pointee.met) : nil, run, locals) }
-            else { tellHits(M.self, &told, to: missed ? missing : M.cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
+            if let walked { tellWalkedHits(M.self, walked.order, &position, to: missed ? missing : cuts ? walked.cut(progress.pointee.met) : nil, run, locals) }
+            else { tellHits(M.self, &told, to: missed ? missing : cuts ? min(progress.pointee.cut, count) : count, run, locals, skipsUnder: containersCached) }
         }
         if missed {
             if !M.requests { releaseClaims(M.self, claims, locals, graph) }
             return failMissing(M.self, &run, missing, before: end < madeSteps.count ? madeSteps[end] : count, specs, progress, locals)
         }
-        if M.cuts {
+        if cuts {
             // A resolver's request: what the steps made stays in the graph (`Graph.enterAsked`), as the build leaves it.
             if M.requests { progress.pointee.cut = -1; return .success(false) }
             // What a resolver's gets built goes in its place among the steps (`letGoBuilt`), before the rest.

@@ -199,6 +199,10 @@ struct PlanProgress {
     var cut = 0
     /// With `cut`: the step the build meets under construction further out (`Plan.meeting`).
     var met = -1
+    /// With `met`: the plan meets no other key further out (`Plan.meetsOnly`) and the run may go past the cut: a creation step
+    /// over `met` found where the build's walk reaches it, at or before the cut (a dead weak one revived), moves the cut past
+    /// the run's end (`Plan.takePublished`), as the build then never asks for `met`. Set before the claims (which read it).
+    var cutMoves = false
     /// The `SupersedeClock` read before the resolve picked its plan (`Graph.resolve`): what a change since
     /// superseded is not cached (`Graph.run`, `Plan.RequestRun` copy it before any factory runs).
     var builtSince: UInt = 0
@@ -244,6 +248,17 @@ extension Plan {
             if identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
         }
         return false
+    }
+
+    /// With `meeting`'s step `met`: whether it is the only key among `outer` the plan meets (no other step, no failing
+    /// plan's open frame), so a creation step over it the run finds where the build's walk reaches it (revived, published:
+    /// `takePublished`) spares the run its cut: the build never asks for `met` then, nor meets another (`PlanProgress.cutMoves`).
+    func meetsOnly(_ met: Int, _ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Bool {
+        guard met < steps.count, failing == nil else { return false }
+        let identities = outer.map { $0.borrow { $0.constructionIdentity } }
+        return !steps.indices.contains { i in
+            i != met && identities.contains((steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration).borrow { $0.constructionIdentity })
+        }
     }
 
     /// With `meets`: where a build of this graph stops, the first step it asks for (in its walk's

@@ -9,10 +9,12 @@ extension Plan {
     /// in that variant, which makes those dependencies where the later step asks, as the build reviving it does.
     /// `met`: in a run up to a cut at step `met` (`Plan.meeting`), not a check where the build's walk reaches it with `met`
     /// under `step`: at or before the cut, and revived there the build never asks for `met` under it (no cycle there),
-    /// where the run would stop short and report one (`switchesUpToCut`'s rule for the check where the walk reaches it).
-    func revivesWhereReached(_ step: Int, switching: Bool = false, met: Int? = nil) -> Bool {
+    /// where the run would stop short and report one (`switchesUpToCut`'s rule for the check where the walk reaches it),
+    /// unless that cut moves (`cutMoves`, `PlanProgress.cutMoves`): revived there, the run goes on past it (`takePublished`).
+    func revivesWhereReached(_ step: Int, switching: Bool = false, met: Int? = nil, cutMoves: Bool = false) -> Bool {
         creationChecks.contains { c in
-            c.step == step && (c.reachedThere && !(met.map { $0 < steps.count && descends($0, from: step) } ?? false) || switching && c.variant >= 0)
+            c.step == step && (c.reachedThere && (cutMoves || !(met.map { $0 < steps.count && descends($0, from: step) } ?? false))
+                || switching && c.variant >= 0)
         }
     }
 
