@@ -52,8 +52,9 @@ import Testing
     /// the build served it (`notCached`, branch pickrest). Now a failing creation plan (`Plan.Failing`, recorded by
     /// `Registration.componentCreationPlan`): the build's error and path, K made and dropped (the singleton too:
     /// nothing half-built cached), and again on a second resolve (nothing cached), as with no plans. (A singleton root
-    /// is its own container's resolve, `Graph.resolve`: over a singleton too, `notCached`'s owner shape, left.)
-    @Test(arguments: [(Scope.weak, false), (.singleton, false), (.weak, true)])
+    /// is its own container's resolve, `Graph.resolve`: over a singleton too, its creating walk's failing plan, not
+    /// the warm one that declined the singleton not cached, `notCached`.)
+    @Test(arguments: [(Scope.weak, false), (.singleton, false), (.weak, true), (.singleton, true)])
     func aSharedRootFromAChildWhoseCreatingWalkFailsReadingTheRequestIsAFailingPlans(scope: Scope, overSingleton: Bool) throws {
         let seen = try servedAlike(resolves: 2) { fx -> [String] in
             try fx.register("Root", (overSingleton ? [dep("S")] : []) + [dep("K"), dep("Missing")], scope: scope)
