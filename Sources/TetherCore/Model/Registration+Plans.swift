@@ -318,7 +318,11 @@ extension Registration {
         // (an ALL slot's new item, say); recorded once more through the child as it is now, as the build reads it.
         for _ in 0..<2 {
             guard mayRecordCreation(configuration) else { return oneShotPlan(configuration, child: child, owner, progress) }
-            let plan = try? Plan.record(self, configuration: configuration, child: child, creating: true)
+            // A walk that declines keeps its reason (`creationDecline`, for `PlanStats`; `other` is none, as `oneShotPlan`'s).
+            let plan: Plan?
+            do { plan = try Plan.record(self, configuration: configuration, child: child, creating: true) } catch {
+                plan = error == .other ? nil : Plan.declined(configuration, error)
+            }
             guard let installed = installCreationPlan(plan, configuration) else { return nil }
             if installed.borrow({ $0.fits(child, owner, progress) }) { return installed }
         }

@@ -43,9 +43,8 @@ extension Plan {
                 if let plan = recordCreatingUnmarked(root, configuration: configuration, child: child, leaves: leaves) { return plan }
             }
             guard let met = recorder.failing() else { throw recorder.decline }
-            // Creating: a failing plan over creation steps too, as from the owner (`record(creating:)`), unless it
-            // reads the request (its warm plan replays into the graph with it: `record`'s rule).
-            if creating && recorder.readsRequest { throw recorder.decline }
+            // Creating: a failing plan over creation steps too, as from the owner (`record(creating:)`), over container
+            // or value steps too (a child's warm plan of a shared root is none, `notCached`: the build before branch childfail).
             // Under container-scoped frames: the plans of the builds that take one of them cached (the warm one when
             // that creates nothing).
             failing = withVariants(met, root, creating: creating, leaves: leaves)

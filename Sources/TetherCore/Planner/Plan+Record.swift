@@ -30,12 +30,9 @@ extension Plan {
                 return try recordWithCachedVariant(root, configuration: configuration, leaves: leaves)
             }
             guard let met = recorder.failing() else { throw recorder.decline }
-            // A creating replay into the graph passes no request: over container or value steps, creation
-            // records the warm plan. Completion callbacks and slots made per resolve over them replay it
-            // into the graph with the request (`Plan.replayRequest`), as a plan that succeeds.
-            if recorder.readsRequest && recorder.steps.contains(where: { $0.creates }) {
-                return try record(root, configuration: configuration, leaves: leaves)
-            }
+            // (Over container or value steps and creation steps too, a child's alike: the graph claims both in the
+            // build's order and the run reads the request, `Plan.replayRequest`; the warm plan before branch childfail,
+            // which declined a creation step not cached, `notCached`.)
             // Under container-scoped frames: the plans of the builds that take one of them cached, on first need.
             let failing = withVariants(met, root, creating: creating, leaves: leaves)
             // Slots made per resolve before the failure: made as the build's (`finishSlots`).
