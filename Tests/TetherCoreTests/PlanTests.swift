@@ -97,7 +97,10 @@ import Testing
     }
 
     @Test func diamondWithGraphScopeSharesOneInstance() throws {
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        // One D for B, C and A; C's two T slots two instances; dropped last made first.
+        let once = ["make D", "make B", "make T", "make T", "make C", "make A", "drop A", "drop C", "drop T", "drop T", "drop B", "drop D"]
+        let expected = Trace(log: Array(repeating: once, count: 3).flatMap { $0 }, slots: Array(repeating: "A(B(D),C(D,T,T),D)", count: 3), error: nil)
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected) { fx in
             try fx.register("A", [dep("B"), dep("C"), dep("D")])
             try fx.register("B", [dep("D")])
             try fx.register("C", [dep("D"), dep("T"), dep("T")])
@@ -108,7 +111,10 @@ import Testing
 
     @Test func contextSlotsAndCachedSingletonLeaves() throws {
         let context = UnsafeMutableRawPointer(bitPattern: 0x7)!
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        // S made once and cached; the weak W, held only by B, dies with each graph and is made again.
+        let once = ["make W", "make B", "make A", "drop A", "drop B", "drop W"]
+        let expected = Trace(log: ["make S"] + Array(repeating: once, count: 3).flatMap { $0 }, slots: Array(repeating: "A(S,B(S,W))", count: 3), error: nil)
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected) { fx in
             try fx.register("A", [.context, dep("S"), dep("B")], context: context)
             try fx.register("B", [dep("S"), dep("W")])
             try fx.register("S", scope: .singleton)
@@ -119,17 +125,20 @@ import Testing
     @Test func graphsPlansCannotReplayAreBuilt() throws {
         // A constructor cycle, through a DEP and through a WEAK slot (a constructor edge too): known
         // when the plan is recorded, the plan's outcome is the build's error (no factory runs first).
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        let cycle = Trace(log: [], slots: [], error: "cycle: dependency cycle through constructors: \"A\" -> \"B\" -> \"A\"; break its last edge "
+                          + "\"B\" -> \"A\": take \"A\" in a completion callback of \"B\" (tether_on_complete), or declare the slot TETHER_WEAK_LAZY(\"A\")")
+        try expectSamePaths(root: "A", expectPlan: true, expected: cycle) { fx in
             try fx.register("A", [dep("B")])
             try fx.register("B", [dep("A")])
         }
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        try expectSamePaths(root: "A", expectPlan: true, expected: cycle) { fx in
             try fx.register("A", [dep("B")])
             try fx.register("B", [weakDep("A")])
         }
         // A lazy slot whose key is container-scoped: planned since branch `declinerest` (its cell waits, as
         // the build's, for the container step the graph may never enter: `Plan.makeSlots`).
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        let lazy = Trace(log: Array(repeating: ["make A", "drop A"], count: 3).flatMap { $0 }, slots: ["A", "A", "A"], error: nil)
+        try expectSamePaths(root: "A", expectPlan: true, expected: lazy) { fx in
             try fx.register("A", [lazyDep("R")])
             try fx.register("R", scope: .container)
         }
@@ -583,7 +592,10 @@ import Testing
     }
 
     @Test func failureMidPlanDestroysWhatItMadeAndReportsTheSamePath() throws {
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        // C fails after D and B: both let go of, last made first; nothing served.
+        let expected = Trace(log: Array(repeating: ["make D", "make B", "drop B", "drop D"], count: 3).flatMap { $0 }, slots: [],
+                             error: "factoryFailed: factory for \"C\" returned NULL: no C (while resolving \"A\" -> \"C\")")
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected) { fx in
             try fx.register("A", [dep("B"), dep("C")])
             try fx.register("B", [dep("D")])
             try fx.register("C", [dep("D")]) { _ in throw CallbackFailure(reason: "no C") }
@@ -875,7 +887,9 @@ import Testing
     // MARK: completion callbacks
 
     @Test func cycleClosedByACompletionIsReplayedAsBuilt() throws {
-        try expectSamePaths(root: "Parent", expectPlan: true) { fx in
+        let once = ["make Child", "make Parent", "complete Child", "drop Parent", "drop Child"]
+        let expected = Trace(log: Array(repeating: once, count: 3).flatMap { $0 }, slots: Array(repeating: "Parent(Child(~Parent))", count: 3), error: nil)
+        try expectSamePaths(root: "Parent", expectPlan: true, expected: expected) { fx in
             try fx.register("Parent", [dep("Child")])
             let child = try fx.register("Child")
             fx.onComplete(child) { r, _, obj in obj.weaks.append(try r.getWeak(Key("Parent"))) }
