@@ -561,7 +561,9 @@ import Testing
     /// any factory runs, and a dependency taking arguments still makes the plan decline.
     @Test func runtimeArgumentFailuresAreTheBuildsOnes() throws {
         let one = { (n: Int) in [Argument(type: .i64, bits: UInt64(n))] }
-        try expectSamePaths(root: "G", expectPlan: true, arguments: one) { fx in
+        let noF = Trace(log: Array(repeating: ["make B", "drop B"], count: 3).flatMap { $0 }, slots: [],
+                        error: "factoryFailed: factory for \"F\" returned NULL: no F (while resolving \"G\" -> \"F\")")
+        try expectSamePaths(root: "G", expectPlan: true, expected: noF, arguments: one) { fx in
             try fx.register("G", [dep("B"), .argument(.i64), dep("F")])
             try fx.register("B")
             try fx.register("F", [dep("B")]) { _ in throw CallbackFailure(reason: "no F") }
@@ -574,7 +576,9 @@ import Testing
         #expect(failed.error?.contains("factory for \"F\" returned NULL: no F (while resolving \"G\" -> \"F\")") == true, "\(failed.error ?? "")")
         #expect(fx.tracker.made("B") == 3 && fx.tracker.dropped("B") == 3 && fx.tracker.liveCount == 0)
         let wrong = { (n: Int) in n == 1 ? [Argument(type: .f64, bits: 0)] : n == 2 ? [] : [Argument(type: .i64, bits: 9)] }
-        try expectSamePaths(root: "G", expectPlan: true, arguments: wrong) { fx in
+        // Only the first resolve's argument fits: the others fail before any factory (the last with none given).
+        let wrongOnes = Trace(log: ["make B", "make G", "drop G", "drop B"], slots: ["G(B)"], error: "argumentMismatch: \"G\" takes 1 runtime argument, got 0")
+        try expectSamePaths(root: "G", expectPlan: true, expected: wrongOnes, arguments: wrong) { fx in
             try fx.register("G", [dep("B"), .argument(.i64)])
             try fx.register("B")
         }
@@ -585,7 +589,10 @@ import Testing
         #expect(mismatch.log == ["make B", "make G", "drop G", "drop B"] && mismatch.slots == ["G(B)"])
         #expect(mismatch.error?.hasPrefix("argumentMismatch") == true, "\(mismatch.error ?? "")")
         // A dependency taking runtime arguments: the plan fails where the build does (`Plan.failure`).
-        try expectSamePaths(root: "G", expectPlan: true, arguments: one) { fx in
+        let takesArguments = Trace(log: [], slots: [], error: "argumentMismatch: \"H\" takes runtime arguments and cannot be a dependency "
+            + "(needed by \"G\"); declare the slot TETHER_FACTORY(\"H\") to build it with arguments from the factory, or resolve it at the top "
+            + "level with tether_resolve_args")
+        try expectSamePaths(root: "G", expectPlan: true, expected: takesArguments, arguments: one) { fx in
             try fx.register("G", [.argument(.i64), dep("H")])
             try fx.register("H", [.argument(.i64)])
         }
@@ -643,7 +650,8 @@ import Testing
             try fx.register("X", [dep("F")])
             try fx.register("F") { _ in throw CallbackFailure(reason: "no F") }
         }
-        try expectSamePaths(root: "P", expectPlan: true, setUp)
+        let expected = Trace(log: [], slots: [], error: "factoryFailed: factory for \"F\" returned NULL: no F (while resolving \"P\" -> \"X\" -> \"F\")")
+        try expectSamePaths(root: "P", expectPlan: true, expected: expected, setUp)
         let (trace, _) = try trace(plans: true, root: "P", setUp)
         #expect(trace.error?.contains("(while resolving \"P\" -> \"X\" -> \"F\")") == true, "\(trace.error ?? "")")
     }
@@ -957,7 +965,10 @@ import Testing
             fx.onComplete(b) { r, _, obj in obj.got.append(try r.get(Key("S")).pointer) }  // made by this graph
             fx.onComplete(c) { _, _, _ in throw CallbackFailure(reason: "no C") }
         }
-        try expectSamePaths(root: "A", expectPlan: true, setUp)
+        // B's callback makes S; C's fails: all let go of, dependents first (S after B, whose callback took it).
+        let once = ["make B", "make C", "make A", "complete B", "make S", "complete C", "drop A", "drop C", "drop B", "drop S"]
+        let expected = Trace(log: Array(repeating: once, count: 3).flatMap { $0 }, slots: [], error: "factoryFailed: completion callback #1 of \"C\" failed: no C")
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected, setUp)
         let (trace, fx) = try trace(plans: true, root: "A", setUp)
         #expect(trace.error?.contains("completion callback #1 of \"C\" failed: no C") == true)
         #expect(trace.slots.isEmpty)
@@ -969,8 +980,12 @@ import Testing
 
     @Test func completionsOfSharedDependenciesRunOnceWhenTheyAreMade() throws {
         // A cached singleton is a leaf of the plan, its callback long done; a
-        // graph-scoped diamond dependency is completed once per resolve.
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        // graph-scoped diamond dependency is completed once per resolve. S's weak D is the first graph's, gone after it.
+        let next = ["make D", "make B", "make C", "make A", "complete D", "drop A", "drop C", "drop B", "drop D"]
+        let expected = Trace(log: ["make S", "make D", "make B", "make C", "make A", "complete S", "complete D", "drop A", "drop C", "drop B", "drop D"]
+                             + next + next,
+                             slots: ["A(S(~D),B(D(+S),S(~D)),C(D(+S)))"] + Array(repeating: "A(S(~gone),B(D(+S),S(~gone)),C(D(+S)))", count: 2), error: nil)
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected) { fx in
             try fx.register("A", [dep("S"), dep("B"), dep("C")])
             try fx.register("B", [dep("D"), dep("S")])
             try fx.register("C", [dep("D")])
