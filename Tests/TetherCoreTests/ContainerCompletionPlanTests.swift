@@ -58,11 +58,14 @@ import Testing
             try fx.register("Handler", [dep("Session")])
         }
         let planned = try serve(plans: true, current: current, setUp)
-        let built = try serve(plans: false, current: current, setUp)
-        #expect(planned.log == built.log)
-        #expect(Array(planned.log.prefix(12)) == ["make Req", "make Session", "make Handler", "complete Session", "nested Session: cycle",
-                                                  "resolved Handler _", "drop Handler", "make Handler", "resolved Handler _", "drop Handler",
-                                                  "make Handler", "resolved Handler _"])
+        let built = try serve(plans: false, current: current, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log)  // build oracle: drops with Graph.build
+        // Each child: its first Handler makes the Session (completed, refused to the nested resolve), the next two
+        // take it cached; the child's close drops the Session, then its Req.
+        let child = ["make Req", "make Session", "make Handler", "complete Session", "nested Session: cycle", "resolved Handler _",
+                     "drop Handler", "make Handler", "resolved Handler _", "drop Handler", "make Handler", "resolved Handler _",
+                     "drop Handler", "drop Session", "drop Req", "closed"]
+        #expect(planned.log == Array(repeating: child, count: 3).flatMap { $0 })
         #expect(planned.fx.tracker.made("Session") == 3 && planned.fx.tracker.made("Req") == 3 && planned.fx.tracker.made("Handler") == 9)
         #expect(planned.log.count { $0 == "complete Session" } == 3)
         // Every resolve is the plan's, the first one recording it; the nested one too (`containerHeld` before):
@@ -85,11 +88,13 @@ import Testing
             try fx.register("Handler", [dep("Session")])
         }
         let planned = try serve(plans: true, times: 2, setUp)
-        let built = try serve(plans: false, times: 2, setUp)
-        #expect(planned.log == built.log)
-        #expect(Array(planned.log.prefix(12)) == ["make Req", "make Session", "make Handler", "complete Session",
-                                                  "drop Handler", "drop Session", "drop Req", "failed factoryFailed",
-                                                  "make Req", "make Session", "make Handler", "complete Session"])
+        let built = try serve(plans: false, times: 2, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log)  // build oracle: drops with Graph.build
+        // Each child: the first resolve's callback fails (dependents dropped first), the second's succeeds.
+        let child = ["make Req", "make Session", "make Handler", "complete Session", "drop Handler", "drop Session", "drop Req",
+                     "failed factoryFailed", "make Req", "make Session", "make Handler", "complete Session", "resolved Handler _",
+                     "drop Handler", "drop Session", "drop Req", "closed"]
+        #expect(planned.log == Array(repeating: child, count: 3).flatMap { $0 })
         #expect(planned.fx.tracker.made("Session") == 6 && planned.fx.tracker.dropped("Session") == 6)
         #expect(planned.counts == ["resolves": 6])
     }
@@ -106,10 +111,12 @@ import Testing
         }
         let arguments = { (n: Int) in [Argument(type: .i64, bits: UInt64(40 + n))] }
         let planned = try serve(plans: true, times: 2, arguments: arguments, setUp)
-        let built = try serve(plans: false, times: 2, arguments: arguments, setUp)
-        #expect(planned.log == built.log)
-        #expect(Array(planned.log.prefix(8)) == ["make Req", "make Session", "make Handler", "complete Session", "resolved Handler 40",
-                                                 "drop Handler", "make Handler", "resolved Handler 41"])
+        let built = try serve(plans: false, times: 2, arguments: arguments, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log)  // build oracle: drops with Graph.build
+        #expect(planned.log == (0..<3).flatMap { r in
+            ["make Req", "make Session", "make Handler", "complete Session", "resolved Handler \(40 + 2 * r)", "drop Handler",
+             "make Handler", "resolved Handler \(41 + 2 * r)", "drop Handler", "drop Session", "drop Req", "closed"]
+        })
         #expect(planned.log.filter { $0.hasPrefix("resolved") } == (0..<6).map { "resolved Handler \(40 + $0)" })
         #expect(planned.fx.tracker.made("Session") == 3 && planned.log.count { $0 == "complete Session" } == 3)
         #expect(planned.counts == ["resolves": 6])
@@ -145,9 +152,13 @@ import Testing
             return (fx.tracker.log, counts)
         }
         let planned = try run(true)
-        let built = try run(false)
-        #expect(planned.log == built.log)
-        #expect(Array(planned.log.prefix(6)) == ["make Req", "make Session", "make Conn", "make Late", "make Handler", "drop Handler"])
+        let built = try run(false)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log)  // build oracle: drops with Graph.build
+        // Each child: the Session cached first; the first Handler makes Late over it with its Conn, the second takes
+        // both cached; the close drops Late (then its Conn), then the Session (then its Req).
+        let child = ["make Req", "make Session", "make Conn", "make Late", "make Handler", "drop Handler", "make Handler",
+                     "drop Handler", "drop Late", "drop Conn", "drop Session", "drop Req", "closed"]
+        #expect(planned.log == Array(repeating: child, count: 3).flatMap { $0 })
         #expect(planned.log.count { $0 == "make Req" } == 3 && planned.log.count { $0 == "make Late" } == 3)
         // Each child's first Handler resolve is the mix; the second finds both cached.
         #expect(planned.counts == ["resolves": 6])

@@ -44,9 +44,14 @@ import Testing
             try fx.register("Handler", [dep("Clock"), dep("Session"), dep("Log")])
         }
         let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)
-        #expect(planned.log == built.log && planned.trees == built.trees)
+        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
         // The first resolve of a request makes the Session's own steps; the next ones take it cached and make none of them.
+        // A release drops the Handler, then its Log and Clock (the Session holds its own); the child's close drops the
+        // Session, then what it holds, last made first.
+        let first = ["make Clock", "make Log", "make Conn", "make Log", "make Session", "make Log", "make Handler", "drop Handler", "drop Log", "drop Clock"]
+        let next = ["make Clock", "make Log", "make Handler", "drop Handler", "drop Log", "drop Clock"]
+        #expect(planned.log == Array(repeating: first + next + next + ["drop Session", "drop Log", "drop Conn", "drop Log"], count: 3).flatMap { $0 })
         #expect(planned.trees == Array(repeating: "Handler(Clock,Session(Conn(Log),Log),Log)", count: 9))
         #expect(Array(planned.log.prefix(10)) == ["make Clock", "make Log", "make Conn", "make Log", "make Session", "make Log", "make Handler",
                                                   "drop Handler", "drop Log", "drop Clock"])
@@ -69,8 +74,13 @@ import Testing
             try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn")])
         }
         let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)
-        #expect(planned.log == built.log && planned.trees == built.trees)
+        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        // The first resolve: one Conn, the Session's, which the Handler takes too; the next ones: a Conn of their own.
+        let next = ["make Clock", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Clock"]
+        let request = ["make Conn", "make Session", "make Clock", "make Handler", "drop Handler", "drop Clock"] + next + next + ["drop Session", "drop Conn"]
+        #expect(planned.log == Array(repeating: request, count: 3).flatMap { $0 })
+        #expect(planned.trees == Array(repeating: "Handler(Session(Conn),Clock,Conn)", count: 9))
         #expect(planned.log[6 ..< 9] == ["make Clock", "make Conn", "make Handler"], "the cached Session's Conn is not the Handler's")
         #expect(planned.counts == ["resolves": 9])
         let plan = try Plan.record(try #require(planned.fx.container.registration(for: Key("Handler"))), configuration: 0)
@@ -89,8 +99,11 @@ import Testing
             try fx.register("Handler", [dep("Session")])
         }
         let planned = try serve(plans: true, times: 2, setUp)
-        let built = try serve(plans: false, times: 2, setUp)
-        #expect(planned.log == built.log && planned.trees == built.trees)
+        let built = try serve(plans: false, times: 2, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        let request = ["make Session", "make Handler", "drop Handler", "make Handler", "drop Handler", "drop Session"]
+        #expect(planned.log == ["make Db"] + Array(repeating: request, count: 3).flatMap { $0 })
+        #expect(planned.trees == Array(repeating: "Handler(Session(Db))", count: 6))
         #expect(planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Session") == 3 && planned.fx.tracker.made("Handler") == 6)
         // The first resolve creates Db (the creation plan's); the rest are the warm plan's: none built.
         #expect(planned.counts == ["resolves": 6])
@@ -111,8 +124,12 @@ import Testing
         }
         for root in ["Session", "Handler"] {
             let planned = try serve(plans: true, root: root, setUp)
-            let built = try serve(plans: false, root: root, setUp)
-            #expect(planned.log == built.log && planned.trees == built.trees)
+            let built = try serve(plans: false, root: root, setUp)  // build oracle: drops with Graph.build
+            #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+            // Db cached by the set-up; each child: its Session (and Conn) made by its first resolve, dropped at its close.
+            let handlers = root == "Session" ? [] : Array(repeating: ["make Handler", "drop Handler"], count: 3).flatMap { $0 }
+            #expect(planned.log == ["make Db"] + Array(repeating: ["make Conn", "make Session"] + handlers + ["drop Session", "drop Conn"], count: 3).flatMap { $0 })
+            #expect(planned.trees == Array(repeating: root == "Session" ? "Session(Conn(Db),Db)" : "Handler(Session(Conn(Db),Db))", count: 9))
             #expect(planned.fx.tracker.made("Session") == 3 && planned.fx.tracker.made("Conn") == 3)
             // Only the first resolve of each child reaches a graph or a plan (the next ones are cache hits): the plan's.
             #expect(planned.counts == ["resolves": root == "Session" ? 3 : 9])
@@ -175,7 +192,7 @@ import Testing
     @Test func aFailureUnderTheContainerStepCachesNothing() throws {
         for plans in [true, false] {
             let fx = try Fixture()
-            fx.container.usesPlans = plans
+            fx.container.usesPlans = plans  // build oracle: drops with Graph.build (and the loop over `plans`)
             let failing = Box(false)
             try fx.register("Log", scope: .transient)
             try fx.register("Conn", [dep("Log")], body: { _ in if failing.value { throw CallbackFailure(reason: "conn down") } })
@@ -233,7 +250,9 @@ import Testing
             #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
             logs.append(fx.tracker.log)
         }
-        #expect(logs[0] == logs[1] && Array(logs[0].prefix(4)) == ["make Y", "make X", "drop X", "drop Y"])
+        #expect(logs[0] == logs[1])  // build oracle: drops with Graph.build
+        // Each R: Y and X made, then let go of, last made first, where the build meets A; W fails before any factory.
+        #expect(logs[0] == Array(repeating: ["make Y", "make X", "drop X", "drop Y"], count: 3).flatMap { $0 })
     }
 
     /// A root taking runtime arguments resolved from a child with registrations of its own: the
@@ -261,7 +280,8 @@ import Testing
             if plans { #expect(counts.dropFirst().allSatisfy { $0 == ["resolves": 1] }, "\(counts)") }
             #expect(fx.tracker.made("Own") == 3 && fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
         }
-        #expect(trees[0 ..< 3] == trees[3 ..< 6] && trees[0 ..< 3].map(\.[0]) == ["Own 40", "Own 41", "Own 42"])
+        #expect(trees[0 ..< 3] == trees[3 ..< 6])  // build oracle: drops with Graph.build
+        #expect(trees[0 ..< 3].map(\.[0]) == ["Own 40", "Own 41", "Own 42"])
     }
 
     /// Three requests of three resolves of Handler(Clock, Session(W)), a WEAK W asked for only under the
@@ -302,8 +322,14 @@ import Testing
     @Test(arguments: [(false, false), (true, false), (false, true), (true, true)])
     func aWeakKeyUnderAContainerStepIsPlanned(keep: Bool, nested: Bool) throws {
         let planned = try serveWeak(plans: true, keep: keep, nested: nested)
-        let built = try serveWeak(plans: false, keep: keep, nested: nested)
-        #expect(planned.log == built.log && planned.trees == built.trees)
+        let built = try serveWeak(plans: false, keep: keep, nested: nested)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        // Each request: its first Handler makes the Session (and W, unless kept alive), the next two take it cached;
+        // the child's close drops the Session, then W if only it held W (else W goes when `kept` lets go of it, last).
+        let next = ["make Clock", "make Handler", "drop Handler", "drop Clock"]
+        let request = ["make Clock"] + (keep ? [] : ["make W"]) + ["make Session", "make Handler", "drop Handler", "drop Clock"] + next + next
+            + ["drop Session"] + (keep ? [] : ["drop W"])
+        #expect(planned.log == (keep ? ["make W"] : []) + Array(repeating: request, count: 3).flatMap { $0 } + (keep ? ["drop W"] : []))
         #expect(planned.trees == Array(repeating: "Handler(Clock,Session(W))", count: 9))
         #expect(planned.fx.tracker.made("W") == (keep ? 1 : 3) && planned.fx.tracker.made("Session") == 3
                 && planned.fx.tracker.made("Handler") == 9 && planned.fx.tracker.dropped("W") == planned.fx.tracker.made("W"))

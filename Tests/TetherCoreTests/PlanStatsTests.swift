@@ -72,6 +72,7 @@ import TetherCore
         #expect(counts == ["resolves": 3])
     }
 
+    // build oracle: drops with Graph.build (the whole test: `plansOff` is a decline reason only while there is a build)
     @Test func plansOffIsItsOwnReason() throws {
         let fx = try Fixture()
         fx.container.usesPlans = false

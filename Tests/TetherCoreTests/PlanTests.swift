@@ -48,17 +48,21 @@ import Testing
         return withExtendedLifetime(instance) { Obj.of(instance).dep(0).label }
     }
 
-    private func expectSamePaths(root: String, expectPlan: Bool, arguments: (Int) -> [Argument] = { _ in [] },
+    private func expectSamePaths(root: String, expectPlan: Bool, expected: Trace? = nil, arguments: (Int) -> [Argument] = { _ in [] },
                                  _ setUp: @escaping (Fixture) throws -> Void,
                                  sourceLocation: SourceLocation = #_sourceLocation) throws {
         let (replayed, fx) = try trace(plans: true, root: root, arguments: arguments, setUp)
-        let (built, _) = try trace(plans: false, root: root, arguments: arguments, setUp)
-        #expect(replayed == built, sourceLocation: sourceLocation)
+        let (built, _) = try trace(plans: false, root: root, arguments: arguments, setUp)  // build oracle: drops with Graph.build
+        #expect(replayed == built, sourceLocation: sourceLocation)  // build oracle: drops with Graph.build
+        if let expected { #expect(replayed == expected, sourceLocation: sourceLocation) }
         #expect(fx.container.registration(for: Key(root))!.hasCurrentPlan == expectPlan, sourceLocation: sourceLocation)
     }
 
     @Test func chainIsReplayedExactlyAsBuilt() throws {
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        // Each resolve: C, B, A made in that order, dropped dependents first.
+        let once = ["make C", "make B", "make A", "drop A", "drop B", "drop C"]
+        let expected = Trace(log: Array(repeating: once, count: 3).flatMap { $0 }, slots: Array(repeating: "A(B(C))", count: 3), error: nil)
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected) { fx in
             try fx.register("A", [dep("B")], scope: .transient)
             try fx.register("B", [dep("C")], scope: .transient)
             try fx.register("C", scope: .transient)
@@ -93,7 +97,10 @@ import Testing
     }
 
     @Test func diamondWithGraphScopeSharesOneInstance() throws {
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        // One D for B, C and A; C's two T slots two instances; dropped last made first.
+        let once = ["make D", "make B", "make T", "make T", "make C", "make A", "drop A", "drop C", "drop T", "drop T", "drop B", "drop D"]
+        let expected = Trace(log: Array(repeating: once, count: 3).flatMap { $0 }, slots: Array(repeating: "A(B(D),C(D,T,T),D)", count: 3), error: nil)
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected) { fx in
             try fx.register("A", [dep("B"), dep("C"), dep("D")])
             try fx.register("B", [dep("D")])
             try fx.register("C", [dep("D"), dep("T"), dep("T")])
@@ -104,7 +111,10 @@ import Testing
 
     @Test func contextSlotsAndCachedSingletonLeaves() throws {
         let context = UnsafeMutableRawPointer(bitPattern: 0x7)!
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        // S made once and cached; the weak W, held only by B, dies with each graph and is made again.
+        let once = ["make W", "make B", "make A", "drop A", "drop B", "drop W"]
+        let expected = Trace(log: ["make S"] + Array(repeating: once, count: 3).flatMap { $0 }, slots: Array(repeating: "A(S,B(S,W))", count: 3), error: nil)
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected) { fx in
             try fx.register("A", [.context, dep("S"), dep("B")], context: context)
             try fx.register("B", [dep("S"), dep("W")])
             try fx.register("S", scope: .singleton)
@@ -115,17 +125,20 @@ import Testing
     @Test func graphsPlansCannotReplayAreBuilt() throws {
         // A constructor cycle, through a DEP and through a WEAK slot (a constructor edge too): known
         // when the plan is recorded, the plan's outcome is the build's error (no factory runs first).
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        let cycle = Trace(log: [], slots: [], error: "cycle: dependency cycle through constructors: \"A\" -> \"B\" -> \"A\"; break its last edge "
+                          + "\"B\" -> \"A\": take \"A\" in a completion callback of \"B\" (tether_on_complete), or declare the slot TETHER_WEAK_LAZY(\"A\")")
+        try expectSamePaths(root: "A", expectPlan: true, expected: cycle) { fx in
             try fx.register("A", [dep("B")])
             try fx.register("B", [dep("A")])
         }
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        try expectSamePaths(root: "A", expectPlan: true, expected: cycle) { fx in
             try fx.register("A", [dep("B")])
             try fx.register("B", [weakDep("A")])
         }
         // A lazy slot whose key is container-scoped: planned since branch `declinerest` (its cell waits, as
         // the build's, for the container step the graph may never enter: `Plan.makeSlots`).
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        let lazy = Trace(log: Array(repeating: ["make A", "drop A"], count: 3).flatMap { $0 }, slots: ["A", "A", "A"], error: nil)
+        try expectSamePaths(root: "A", expectPlan: true, expected: lazy) { fx in
             try fx.register("A", [lazyDep("R")])
             try fx.register("R", scope: .container)
         }
@@ -186,7 +199,7 @@ import Testing
             #expect(fx.tracker.made("G") == 3 && fx.tracker.made("X") == 3 && fx.tracker.made("B") == 3)
             runs.append(seen + fx.tracker.log.filter { !$0.hasPrefix("plan? ") })
         }
-        #expect(runs[0] == runs[1])
+        #expect(runs[0] == runs[1])  // build oracle: drops with Graph.build
         #expect(runs[0].contains { $0.hasPrefix("A: cycle dependency cycle through constructors: \"A\" -> \"A\";") })
         #expect(runs[0].contains { $0.hasPrefix("Root: cycle dependency cycle through constructors: \"Root\" -> \"A\" -> \"Root\";") })
         #expect(runs[0].contains { $0.hasPrefix("Missing: ") && $0.contains("\"Root\" -> \"A\"") })
@@ -226,7 +239,7 @@ import Testing
                 #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
                 runs.append(errors + fx.tracker.log)
             }
-            #expect(runs[0] == runs[1], "shape \(shape)")
+            #expect(runs[0] == runs[1], "shape \(shape)")  // build oracle: drops with Graph.build
             if shape == 0 || shape == 3 { #expect(runs[0].first == "factory for \"F\" returned NULL: no F (while resolving \"Root\" -> \"F\")") }
             if shape == 1 { #expect(runs[0].first == "factory for \"A\" returned NULL: no A (while resolving \"Root\" -> \"A\")") }
             if shape == 2 { #expect(runs[0].count(where: { $0 == "make X" }) == 3 && runs[0].count(where: { $0 == "make T" }) == 6 && runs[0].count(where: { $0 == "make G" }) == 3, "Root takes the G A's resolver made, over its X") }
@@ -259,7 +272,7 @@ import Testing
                 #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
                 runs.append(fx.tracker.log)
             }
-            #expect(runs[0] == runs[1], "failing \(failing)")
+            #expect(runs[0] == runs[1], "failing \(failing)")  // build oracle: drops with Graph.build
             let once = failing ? ["make W", "make A", "make L", "make Root", "complete W", "drop Root", "drop L", "drop A", "drop W", "failed factoryFailed"]
                 : ["make W", "make A", "make L", "make Root", "drop L", "drop W", "drop Root", "drop A"]
             #expect(runs[0] == Array([once, once, once].joined()), "failing \(failing): \(runs[0])")
@@ -298,7 +311,7 @@ import Testing
             #expect(fx.tracker.made("Session") == 2 && fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
             runs.append(seen + fx.tracker.log)
         }
-        #expect(runs[0] == runs[1])
+        #expect(runs[0] == runs[1])  // build oracle: drops with Graph.build
         #expect(runs[0].contains("child 1: the value Request1, Request1"))
     }
 
@@ -332,7 +345,7 @@ import Testing
             #expect(fx.tracker.events("plan? ") == Array(repeating: plans ? "plan? yes" : "plan? no", count: 3), sourceLocation: sourceLocation)
             runs.append(seen + fx.tracker.log.filter { !$0.hasPrefix("plan? ") })
         }
-        #expect(runs[0] == runs[1], sourceLocation: sourceLocation)
+        #expect(runs[0] == runs[1], sourceLocation: sourceLocation)  // build oracle: drops with Graph.build
     }
 
     /// A weak slot holds the graph's instance weakly (no edge): two slots of one graph-scoped key
@@ -548,7 +561,9 @@ import Testing
     /// any factory runs, and a dependency taking arguments still makes the plan decline.
     @Test func runtimeArgumentFailuresAreTheBuildsOnes() throws {
         let one = { (n: Int) in [Argument(type: .i64, bits: UInt64(n))] }
-        try expectSamePaths(root: "G", expectPlan: true, arguments: one) { fx in
+        let noF = Trace(log: Array(repeating: ["make B", "drop B"], count: 3).flatMap { $0 }, slots: [],
+                        error: "factoryFailed: factory for \"F\" returned NULL: no F (while resolving \"G\" -> \"F\")")
+        try expectSamePaths(root: "G", expectPlan: true, expected: noF, arguments: one) { fx in
             try fx.register("G", [dep("B"), .argument(.i64), dep("F")])
             try fx.register("B")
             try fx.register("F", [dep("B")]) { _ in throw CallbackFailure(reason: "no F") }
@@ -561,7 +576,9 @@ import Testing
         #expect(failed.error?.contains("factory for \"F\" returned NULL: no F (while resolving \"G\" -> \"F\")") == true, "\(failed.error ?? "")")
         #expect(fx.tracker.made("B") == 3 && fx.tracker.dropped("B") == 3 && fx.tracker.liveCount == 0)
         let wrong = { (n: Int) in n == 1 ? [Argument(type: .f64, bits: 0)] : n == 2 ? [] : [Argument(type: .i64, bits: 9)] }
-        try expectSamePaths(root: "G", expectPlan: true, arguments: wrong) { fx in
+        // Only the first resolve's argument fits: the others fail before any factory (the last with none given).
+        let wrongOnes = Trace(log: ["make B", "make G", "drop G", "drop B"], slots: ["G(B)"], error: "argumentMismatch: \"G\" takes 1 runtime argument, got 0")
+        try expectSamePaths(root: "G", expectPlan: true, expected: wrongOnes, arguments: wrong) { fx in
             try fx.register("G", [dep("B"), .argument(.i64)])
             try fx.register("B")
         }
@@ -572,14 +589,20 @@ import Testing
         #expect(mismatch.log == ["make B", "make G", "drop G", "drop B"] && mismatch.slots == ["G(B)"])
         #expect(mismatch.error?.hasPrefix("argumentMismatch") == true, "\(mismatch.error ?? "")")
         // A dependency taking runtime arguments: the plan fails where the build does (`Plan.failure`).
-        try expectSamePaths(root: "G", expectPlan: true, arguments: one) { fx in
+        let takesArguments = Trace(log: [], slots: [], error: "argumentMismatch: \"H\" takes runtime arguments and cannot be a dependency "
+            + "(needed by \"G\"); declare the slot TETHER_FACTORY(\"H\") to build it with arguments from the factory, or resolve it at the top "
+            + "level with tether_resolve_args")
+        try expectSamePaths(root: "G", expectPlan: true, expected: takesArguments, arguments: one) { fx in
             try fx.register("G", [.argument(.i64), dep("H")])
             try fx.register("H", [.argument(.i64)])
         }
     }
 
     @Test func failureMidPlanDestroysWhatItMadeAndReportsTheSamePath() throws {
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        // C fails after D and B: both let go of, last made first; nothing served.
+        let expected = Trace(log: Array(repeating: ["make D", "make B", "drop B", "drop D"], count: 3).flatMap { $0 }, slots: [],
+                             error: "factoryFailed: factory for \"C\" returned NULL: no C (while resolving \"A\" -> \"C\")")
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected) { fx in
             try fx.register("A", [dep("B"), dep("C")])
             try fx.register("B", [dep("D")])
             try fx.register("C", [dep("D")]) { _ in throw CallbackFailure(reason: "no C") }
@@ -627,7 +650,8 @@ import Testing
             try fx.register("X", [dep("F")])
             try fx.register("F") { _ in throw CallbackFailure(reason: "no F") }
         }
-        try expectSamePaths(root: "P", expectPlan: true, setUp)
+        let expected = Trace(log: [], slots: [], error: "factoryFailed: factory for \"F\" returned NULL: no F (while resolving \"P\" -> \"X\" -> \"F\")")
+        try expectSamePaths(root: "P", expectPlan: true, expected: expected, setUp)
         let (trace, _) = try trace(plans: true, root: "P", setUp)
         #expect(trace.error?.contains("(while resolving \"P\" -> \"X\" -> \"F\")") == true, "\(trace.error ?? "")")
     }
@@ -871,7 +895,9 @@ import Testing
     // MARK: completion callbacks
 
     @Test func cycleClosedByACompletionIsReplayedAsBuilt() throws {
-        try expectSamePaths(root: "Parent", expectPlan: true) { fx in
+        let once = ["make Child", "make Parent", "complete Child", "drop Parent", "drop Child"]
+        let expected = Trace(log: Array(repeating: once, count: 3).flatMap { $0 }, slots: Array(repeating: "Parent(Child(~Parent))", count: 3), error: nil)
+        try expectSamePaths(root: "Parent", expectPlan: true, expected: expected) { fx in
             try fx.register("Parent", [dep("Child")])
             let child = try fx.register("Child")
             fx.onComplete(child) { r, _, obj in obj.weaks.append(try r.getWeak(Key("Parent"))) }
@@ -939,7 +965,10 @@ import Testing
             fx.onComplete(b) { r, _, obj in obj.got.append(try r.get(Key("S")).pointer) }  // made by this graph
             fx.onComplete(c) { _, _, _ in throw CallbackFailure(reason: "no C") }
         }
-        try expectSamePaths(root: "A", expectPlan: true, setUp)
+        // B's callback makes S; C's fails: all let go of, dependents first (S after B, whose callback took it).
+        let once = ["make B", "make C", "make A", "complete B", "make S", "complete C", "drop A", "drop C", "drop B", "drop S"]
+        let expected = Trace(log: Array(repeating: once, count: 3).flatMap { $0 }, slots: [], error: "factoryFailed: completion callback #1 of \"C\" failed: no C")
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected, setUp)
         let (trace, fx) = try trace(plans: true, root: "A", setUp)
         #expect(trace.error?.contains("completion callback #1 of \"C\" failed: no C") == true)
         #expect(trace.slots.isEmpty)
@@ -951,8 +980,12 @@ import Testing
 
     @Test func completionsOfSharedDependenciesRunOnceWhenTheyAreMade() throws {
         // A cached singleton is a leaf of the plan, its callback long done; a
-        // graph-scoped diamond dependency is completed once per resolve.
-        try expectSamePaths(root: "A", expectPlan: true) { fx in
+        // graph-scoped diamond dependency is completed once per resolve. S's weak D is the first graph's, gone after it.
+        let next = ["make D", "make B", "make C", "make A", "complete D", "drop A", "drop C", "drop B", "drop D"]
+        let expected = Trace(log: ["make S", "make D", "make B", "make C", "make A", "complete S", "complete D", "drop A", "drop C", "drop B", "drop D"]
+                             + next + next,
+                             slots: ["A(S(~D),B(D(+S),S(~D)),C(D(+S)))"] + Array(repeating: "A(S(~gone),B(D(+S),S(~gone)),C(D(+S)))", count: 2), error: nil)
+        try expectSamePaths(root: "A", expectPlan: true, expected: expected) { fx in
             try fx.register("A", [dep("S"), dep("B"), dep("C")])
             try fx.register("B", [dep("D"), dep("S")])
             try fx.register("C", [dep("D")])
@@ -994,7 +1027,7 @@ import Testing
         #expect(try firstDepLabel(fx) == "plain B")
         #expect(a.hasCurrentPlan && fx.tracker.events("B#").count == 5)
 
-        fx.container.usesPlans = false
+        fx.container.usesPlans = false  // build oracle: drops with Graph.build
         _ = try fx.resolve("A")
         #expect(!a.hasCurrentPlan)
     }

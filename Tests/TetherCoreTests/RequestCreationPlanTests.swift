@@ -53,8 +53,12 @@ import Testing
             try fx.register("Handler", [dep("Session")])
         }
         let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)
-        #expect(planned.log == built.log && planned.trees == built.trees)
+        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        // Db made by the first request only; each child's Session made by its first resolve, dropped at its close.
+        #expect(planned.log == ["make Db"] + (0..<3).flatMap { n in
+            ["make Session", "make Handler", "drop Handler", "make Handler", "drop Handler", "drop Session", "closed request \(n)"]
+        })
         #expect(planned.trees == (0..<3).flatMap { n in Array(repeating: "Handler(Session(Request\(n),Db))", count: 2) })
         #expect(Array(planned.log.prefix(6)) == ["make Db", "make Session", "make Handler", "drop Handler", "make Handler", "drop Handler"])
         #expect(planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Session") == 3 && planned.fx.tracker.made("Handler") == 6)
@@ -79,8 +83,16 @@ import Testing
             try fx.register("Handler", [dep("Clock"), dep("Session"), dep("Request")])
         }
         let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)
-        #expect(planned.log == built.log && planned.trees == built.trees)
+        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        // The singletons made once; the weak Pool, held only by the Conn under the Session, dies with each child.
+        #expect(planned.log == ["make Clock", "make Db"] + (0..<3).flatMap { n in
+            ["make Pool", "make Conn", "make Session", "make Handler", "drop Handler", "make Handler", "drop Handler",
+             "drop Session", "drop Conn", "drop Pool", "closed request \(n)"]
+        })
+        #expect(planned.trees == (0..<3).flatMap { n in
+            Array(repeating: "Handler(Clock,Session(Request\(n),Conn(Pool(Db),Request\(n)),Db),Request\(n))", count: 2)
+        })
         #expect(planned.trees[0] == "Handler(Clock,Session(Request0,Conn(Pool(Db),Request0),Db),Request0)")
         #expect(planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Clock") == 1 && planned.fx.tracker.made("Session") == 3)
         #expect(planned.counts == ["resolves": 6], "no resolve built")
@@ -97,8 +109,12 @@ import Testing
             try fx.register("Handler", [dep("Session"), dep("Db")])
         }
         let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)
-        #expect(planned.log == built.log && planned.trees == built.trees)
+        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        #expect(planned.log == ["make Log", "make Db"] + (0..<3).flatMap { n in
+            ["make Session", "make Handler", "drop Handler", "make Handler", "drop Handler", "drop Session", "closed request \(n)"]
+        })
+        #expect(planned.trees == (0..<3).flatMap { n in Array(repeating: "Handler(Session(Db(Log),Request\(n)),Db(Log))", count: 2) })
         #expect(planned.trees[0] == "Handler(Session(Db(Log),Request0),Db(Log))")
         #expect(planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Log") == 1 && planned.fx.tracker.made("Session") == 3)
         #expect(planned.counts == ["resolves": 6], "no resolve built")
@@ -117,8 +133,17 @@ import Testing
             try fx.register("Handler", [dep("Db"), dep("Session"), dep("Conn")])
         }
         let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)
-        #expect(planned.log == built.log && planned.trees == built.trees)
+        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        // The first resolve of a child: one Conn, the Session's, taken by the Handler too (only the Handler dropped);
+        // the second, the Session cached: a Conn of its own graph, dropped with it.
+        #expect(planned.log == ["make Db", "make Cache"] + (0..<3).flatMap { n in
+            ["make Conn", "make Session", "make Handler", "drop Handler", "make Conn", "make Handler", "drop Handler", "drop Conn",
+             "drop Session", "drop Conn", "closed request \(n)"]
+        })
+        #expect(planned.trees == (0..<3).flatMap { n in
+            Array(repeating: "Handler(Db,Session(Conn(Cache(Db)),Cache(Db),Request\(n)),Conn(Cache(Db)))", count: 2)
+        })
         #expect(Array(planned.log.prefix(5)) == ["make Db", "make Cache", "make Conn", "make Session", "make Handler"])
         #expect(planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Cache") == 1 && planned.fx.tracker.made("Conn") == 6)
         #expect(planned.counts == ["resolves": 6], "no resolve built")
@@ -140,8 +165,13 @@ import Testing
         }
         let planned = try serve(plans: true, requests: 2, setUp)
         fails.withLock { $0 = 1 }
-        let built = try serve(plans: false, requests: 2, setUp)
-        #expect(planned.log == built.log && planned.trees == built.trees)
+        let built = try serve(plans: false, requests: 2, setUp)  // build oracle: drops with Graph.build
+        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        // Db's factory fails after Log's: Log let go of; the retry makes both, then the Session and the Handler.
+        #expect(planned.log == ["make Log", "drop Log", "make Log", "make Db", "make Session", "make Handler", "drop Handler", "drop Session",
+                                "closed request 0", "make Session", "make Handler", "drop Handler", "make Handler", "drop Handler",
+                                "drop Session", "closed request 1"])
+        #expect(planned.trees[0] == "factoryFailed: factory for \"Db\" returned NULL: no database (while resolving \"Handler\" -> \"Session\" -> \"Db\")")
         #expect(planned.trees[0].hasPrefix("factoryFailed: ") && planned.trees[0].contains("Db"), "\(planned.trees[0])")
         #expect(Array(planned.trees[1...]) == ["Handler(Session(Request0,Db(Log)))", "Handler(Session(Request1,Db(Log)))", "Handler(Session(Request1,Db(Log)))"])
         #expect(planned.fx.tracker.calls("Db") == 2 && planned.fx.tracker.made("Db") == 1 && planned.fx.tracker.made("Session") == 2)

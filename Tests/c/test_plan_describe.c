@@ -46,6 +46,7 @@ static void test_describes_steps_inputs_and_parents(void) {
     int32_t inputs[16];
     size_t step_count = 99, input_count = 99;
     CHECK_OK(TB.plan_describe(c, key_of(c, "A"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
+    /* build oracle: drops with Graph.build */
     if (plans_off()) {
         CHECK(step_count == 0 && input_count == 0);
     } else {
@@ -75,6 +76,7 @@ static void test_parent_is_the_first_asker(void) {
     int32_t inputs[16];
     size_t step_count = 0, input_count = 0;
     CHECK_OK(TB.plan_describe(c, key_of(c, "P"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
+    /* build oracle: drops with Graph.build */
     if (!plans_off()) {
         CHECK(step_count == 3);  /* X, Q, P */
         CHECK(steps[0].parent == 2 && steps[1].parent == 2);
@@ -102,6 +104,7 @@ static void test_no_plan_for_graphs_that_are_not_plain(void) {
     CHECK_OK(tether_register(c, "Cyc2", (tether_fn)make_dep, dep_cyc1, 1, NULL));
     CHECK_OK(tether_register(c, "Weak", (tether_fn)make_dep, dep_w, 1, NULL));
     CHECK_OK(tether_register(c, "Args", (tether_fn)make_dep, arg, 1, NULL));
+    /* build oracle: drops with Graph.build */
     CHECK(described_steps(c, "Plain") == (plans_off() ? 0 : 1));
     const char *declined[] = { "S", "CB", "NeedsCallback", "NeedsMissing", "Cyc1", "Weak" };
     for (size_t i = 0; i < sizeof declined / sizeof *declined; i++) {
@@ -125,6 +128,7 @@ static void test_cached_steps(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t input_count, step_count = describe(c, "NeedsSingleton", steps, inputs, &input_count);
+    /* build oracle: drops with Graph.build */
     if (plans_off()) {
         CHECK(step_count == 0);
     } else {
@@ -148,6 +152,7 @@ static void test_argument_inputs(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t input_count, step_count = describe(c, "Args", steps, inputs, &input_count);
+    /* build oracle: drops with Graph.build */
     if (plans_off()) {
         CHECK(step_count == 0);
     } else {
@@ -158,7 +163,8 @@ static void test_argument_inputs(void) {
     CHECK_OK(tether_container_free(c));
 }
 
-/* A child made after TETHER_NO_PLANS was unset, of a container made while it was "1", has no plans either. */
+/* A child made after TETHER_NO_PLANS was unset, of a container made while it was "1", has no plans either.
+ * build oracle: drops with Graph.build (the whole test, and its RUN). */
 static void test_children_of_a_container_without_plans_have_none(void) {
     const char *was = getenv("TETHER_NO_PLANS");
     char saved[8] = "";
@@ -194,6 +200,7 @@ static void test_value_steps(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t input_count, step_count = describe(root, "Handler", steps, inputs, &input_count);
+    /* build oracle: drops with Graph.build */
     if (plans_off()) {
         CHECK(step_count == 0);
     } else {
@@ -212,6 +219,7 @@ static void test_value_steps(void) {
     CHECK_OK(tether_container_new(root, &child));
     CHECK_OK(tether_provide_value(child, "Request", &request, NULL, NULL));
     step_count = describe(child, "Handler", steps, inputs, &input_count);
+    /* build oracle: drops with Graph.build */
     if (!plans_off()) {
         /* the value is a slot of the child's, not a registration: the same value step as the root's */
         CHECK(step_count == 2 && steps[0].flags == TETHER_PLAN_STEP_VALUE && steps[0].key == key_of(root, "Request"));
@@ -237,6 +245,7 @@ static void test_container_steps_and_adopt(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t input_count, step_count = describe(root, "User", steps, inputs, &input_count);
+    /* build oracle: drops with Graph.build */
     if (plans_off()) {
         CHECK(step_count == 0);
     } else {
@@ -275,6 +284,7 @@ static void test_plan_failure(void) {
     CHECK_OK(tether_register(c, "A", (tether_fn)make_dep, dep_b, 1, NULL));
     CHECK_OK(tether_register(c, "B", (tether_fn)make, NULL, 0, NULL));
     uint32_t a = key_of(c, "A");
+    /* build oracle: drops with Graph.build */
     if (plans_off()) {
         CHECK_STATUS(TB.plan_failure(c, a, 0, -1, "boom"), TETHER_E_INVALID_ARGUMENT);
     } else {
@@ -319,6 +329,7 @@ static void test_statuses(void) {
     CHECK_STATUS(TB.plan_describe(c, a, NULL, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_STATUS(TB.plan_describe(c, a, steps, 8, NULL, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
 
+    /* build oracle: drops with Graph.build */
     if (plans_off()) {
         CHECK_OK(TB.plan_describe(c, a, NULL, 0, NULL, 0, NULL, 0, &step_count, &input_count, NULL));
         CHECK(step_count == 0 && input_count == 0);
@@ -411,6 +422,7 @@ static void test_replay_enter(void) {
     CHECK_STATUS(TB.replay_leave(), TETHER_E_INVALID_ARGUMENT);  /* nothing entered */
     CHECK_STATUS(TB.replay_enter(NULL, a, 0), TETHER_E_INVALID_HANDLE);
     CHECK_STATUS(TB.replay_enter(c, 0xfffffff0u, 0), TETHER_E_INVALID_ARGUMENT);
+    /* build oracle: drops with Graph.build */
     if (plans_off()) {  /* no plan is described, so none can be entered */
         CHECK_STATUS(TB.replay_enter(c, a, 0), TETHER_E_INVALID_ARGUMENT);
         CHECK_OK(tether_container_free(c));

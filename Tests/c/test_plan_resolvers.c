@@ -23,6 +23,7 @@ static void test_describes_a_resolver_form_callback_and_its_keys(void) {
     tether_container *c = s3();
     described d;
     CHECK_OK(describe_with_keys(c, "Parent", &d));
+    /* build oracle: drops with Graph.build */
     if (plans_off()) {
         CHECK(d.step_count == 0 && d.completion_count == 0 && d.key_count == 0);
     } else {
@@ -47,6 +48,7 @@ static void test_the_library_answers_what_the_table_does_not(void) {
     uint32_t parent = key_of(c, "Parent"), child = key_of(c, "Child");
     described d;
     CHECK_OK(describe_with_keys(c, "Parent", &d));
+    /* build oracle: drops with Graph.build */
     if (plans_off()) {
         CHECK(d.step_count == 0);
         CHECK_STATUS(TB.plan_resolver(c, parent, 0, parent, 0, NULL, 0), TETHER_E_INVALID_ARGUMENT);
@@ -106,6 +108,7 @@ static void test_late_edges_reach_the_library(void) {
     uint32_t key = key_of(c, "Both");
     described d;
     CHECK_OK(describe_with_keys(c, "Both", &d));
+    /* build oracle: drops with Graph.build */
     if (!plans_off()) {
         /* steps: A 0, Root 1, B 2, Top 3, Both 4; completions: A's (0), B's (1) */
         CHECK(d.step_count == 5 && d.completion_count == 2 && d.key_count == 5);
@@ -167,6 +170,7 @@ static void test_declines_what_the_binding_could_not_answer(void) {
     CHECK_OK(tether_register(c, "T", (tether_fn)make_dep, u, 1, &r));
     CHECK_OK(tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
     CHECK_OK(describe_with_keys(c, "Parent", &d));
+    /* build oracle: drops with Graph.build */
     CHECK(d.step_count == (plans_off() ? 0u : 2u));
     CHECK_OK(tether_container_free(c));
 }
