@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 /** The version of this protocol (tether_binding.version). Any change to it moves it. */
-#define TETHER_BINDING_API_VERSION 17
+#define TETHER_BINDING_API_VERSION 18
 
 /* ------------------------------------------------------------------------- */
 /* Registering, resolving, collected drops                                    */
@@ -462,6 +462,25 @@ typedef struct tether_binding {
         INVALID_HANDLE (`p` not a live provider, `f` released or stale). Thread-safe. */
     tether_status (*slot_container)(tether_provider p, tether_factory *f, tether_container *const *chain,
                                     size_t count, size_t *index);
+
+    /** For a binding whose own lazy object stands for a LAZY slot and resolves anew through it (its
+        graph had no instance of the key): a reference of your own to the slot `p` (its provider's
+        cell) in `*held`, valid whatever happens to `p` or its instance until lazy_release (a call of
+        `p` itself after its instance went could land on another slot). INVALID_ARGUMENT (NULL
+        `held`, a WEAK_LAZY slot's `p`: a weak hold closes no cycle); INVALID_HANDLE (`p` not a live
+        provider). Thread-safe. */
+    tether_status (*lazy_hold)(tether_provider p, void **held);
+    /** What a call of the held slot's provider answers, the library's rules for it: its first call
+        answers the graph's instance, else resolves the key from the slot's container and holds it as a
+        late strong edge of the slot's owner; RETAIN_CYCLE (TETHER_FIX_WEAK_LAZY) when that edge would
+        close a cycle of strong edges (the instance resolved goes, the slot stays empty: the next call
+        resolves anew), the graph's refusal likewise; INVALID_HANDLE once the owner is gone (a stale
+        provider; also when it went during the call) or its container freed; any failure of the
+        resolve. On OK `*instance` and a strong handle you own in `*out`. INVALID_ARGUMENT (NULL
+        `held`, `instance` or `out`). Thread-safe. */
+    tether_status (*lazy_get)(void *held, void **instance, tether_ref **out);
+    /** Gives up the reference lazy_hold made. INVALID_ARGUMENT (NULL). Thread-safe. */
+    tether_status (*lazy_release)(void *held);
 } tether_binding;
 
 /** scope_traits: a resolve may share an instance of the scope it did not make. */
@@ -480,7 +499,7 @@ typedef struct tether_binding {
 #define TETHER_SCOPE_TRAIT_OWN_CONTAINER 0x20u
 
 /** A tether_binding asking for this header's protocol. */
-#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define TETHER_BINDING_INIT { TETHER_BINDING_API_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * Fills `b`'s functions for the protocol version `b->version` names, the one entry point of
@@ -510,7 +529,7 @@ TETHER_ASSERT_(sizeof(tether_plan_step) == 40 && offsetof(tether_plan_step, pare
 TETHER_ASSERT_(sizeof(tether_plan_completion) == 40 && sizeof(tether_plan_key) == 16, "plan layouts");
 TETHER_ASSERT_(offsetof(tether_registration_options, completion_count) == 40 &&
                offsetof(tether_registration_options, callback_count) == 64, "tether_registration_options layout");
-TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 28 * sizeof(void *),
+TETHER_ASSERT_(offsetof(tether_binding, register_ex) == 8 && sizeof(tether_binding) == 8 + 31 * sizeof(void *),
                "tether_binding layout");
 #undef TETHER_ASSERT_
 #endif

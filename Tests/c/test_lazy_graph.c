@@ -356,6 +356,73 @@ static void test_slot_container_names_the_container_a_slot_resolves_from(void) {
     CHECK_STATUS(TB.slot_container(NULL, NULL, chain, 0, &lazy_at), TETHER_E_INVALID_ARGUMENT);
 }
 
+/* The binding protocol's lazy_hold / lazy_get: a binding's own lazy object asks the slot it held
+ * what the slot's call answers. A singleton App's LAZY slot on a transient Job that holds App: each
+ * get resolves a Job anew and refuses the owner's late edge to it (RETAIN_CYCLE, FIX_WEAK_LAZY), the
+ * Job gone at once and the slot left empty; a slot without a cycle answers its instance and a
+ * handle; a weak-lazy slot is not held; once the owner is gone the held slot is stale. */
+static void *held_cycle, *held_plain;
+static tether_status weak_hold_status;
+typedef struct App { tether_provider job, plain, weak; } App;
+static void *make_app(tether_provider job, tether_provider plain, tether_provider weak) {
+    App *a = xcalloc(sizeof *a);
+    a->job = job, a->plain = plain, a->weak = weak;
+    void *refused = NULL;
+    weak_hold_status = TB.lazy_hold(weak, &refused);
+    if (TB.lazy_hold(job, &held_cycle) != TETHER_OK || TB.lazy_hold(plain, &held_plain) != TETHER_OK) return NULL;
+    return a;
+}
+static void *make_job(kind *k, App *app) { (void)app; k->made++; return xcalloc(1); }
+static void *make_plain_w(kind *k) { k->made++; return xcalloc(1); }
+static void drop_app(void *instance, void *context) { (void)context; free(instance); }
+static void test_lazy_hold_answers_as_the_slots_call(void) {
+    reset_counts();
+    tether_container *c = new_container();
+    tether_param pa[] = {TETHER_LAZY("Job"), TETHER_LAZY("W"), TETHER_WEAK_LAZY("Job")};
+    tether_param pj[] = {TETHER_CONTEXT, TETHER_DEP("App")};
+    tether_param pw[] = {TETHER_CONTEXT};
+    tether_options oa = TETHER_OPTIONS_INIT, oj = TETHER_OPTIONS_INIT, ow = TETHER_OPTIONS_INIT;
+    oa.scope = TETHER_SCOPE_SINGLETON, oa.drop = drop_app;
+    oj.scope = TETHER_SCOPE_TRANSIENT, oj.context = &kx, oj.drop = drop_counted;
+    ow.context = &kw, ow.drop = drop_counted;
+    CHECK_OK(tether_register_with(c, "App", (tether_fn)make_app, pa, 3, &oa, NULL));
+    CHECK_OK(tether_register_with(c, "Job", (tether_fn)make_job, pj, 2, &oj, NULL));
+    CHECK_OK(tether_register_with(c, "W", (tether_fn)make_plain_w, pw, 1, &ow, NULL));
+    tether_ref *keep = NULL;
+    CHECK(tether_get(c, "App", &keep) != NULL);
+    CHECK(weak_hold_status == TETHER_E_INVALID_ARGUMENT);
+    for (int made = 1; made <= 2; made++) {  /* the slot stays empty: refused again, a Job each time */
+        void *instance = &slot_stuff;
+        tether_ref *out = (tether_ref *)&slot_stuff;
+        CHECK_STATUS(TB.lazy_get(held_cycle, &instance, &out), TETHER_E_RETAIN_CYCLE);
+        CHECK(instance == NULL && out == NULL);
+        tether_error_parts parts;
+        CHECK_OK(TB.last_error_parts(&parts));
+        CHECK(parts.fix == TETHER_FIX_WEAK_LAZY && strcmp(parts.key, "App") == 0 && strcmp(parts.target, "Job") == 0);
+        CHECK(strstr(tether_last_error(), "TETHER_WEAK_LAZY(\"Job\")") != NULL);
+        CHECK(kx.made == made && kx.dropped == made);
+    }
+    void *first = NULL, *again = NULL;
+    tether_ref *out = NULL, *out2 = NULL;
+    CHECK_OK(TB.lazy_get(held_plain, &first, &out));
+    CHECK_OK(TB.lazy_get(held_plain, &again, &out2));
+    CHECK(first != NULL && first == again && tether_ref_get(out) == first && kw.made == 1);
+    CHECK_OK(tether_ref_release(out));
+    CHECK_OK(tether_ref_release(out2));
+    CHECK(kw.dropped == 0);  /* the slot holds it, as its owner's edge */
+    CHECK_OK(tether_ref_release(keep));
+    CHECK_OK(tether_container_free(c));
+    CHECK(kw.dropped == 1);
+    void *late = NULL;
+    CHECK_STATUS(TB.lazy_get(held_plain, &late, &out), TETHER_E_INVALID_HANDLE);  /* the owner went */
+    CHECK_STATUS(TB.lazy_get(held_plain, NULL, &out), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.lazy_get(NULL, &late, &out), TETHER_E_INVALID_ARGUMENT);
+    CHECK_OK(TB.lazy_release(held_cycle));
+    CHECK_OK(TB.lazy_release(held_plain));
+    CHECK_STATUS(TB.lazy_release(NULL), TETHER_E_INVALID_ARGUMENT);
+    CHECK(kx.made == 2 && kx.dropped == 2);
+}
+
 /* The watch knows a provider by its code address (a table read without a lock, grown as
  * providers are made): every live one, no other pointer, not one that was freed. */
 static void test_provider_watch_knows_live_providers_only(void) {
@@ -464,6 +531,7 @@ int main(void) {
     RUN(test_provider_watch_tells_the_graphs_answer);
     RUN(test_provider_watch_knows_live_providers_only);
     RUN(test_slot_container_names_the_container_a_slot_resolves_from);
+    RUN(test_lazy_hold_answers_as_the_slots_call);
     RUN(test_validate_problems_have_their_parts);
     RUN(test_a_lazy_made_item_is_the_one_a_later_slot_takes);
     return harness_finish();

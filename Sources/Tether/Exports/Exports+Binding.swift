@@ -1,7 +1,7 @@
 import TetherCore
 
 /// The binding protocol's version (tether_binding.h's TETHER_BINDING_API_VERSION).
-private let bindingVersion: UInt32 = 17
+private let bindingVersion: UInt32 = 18
 
 /// The functions of `tether_binding`, in the struct's order after its version word (checked in the header),
 /// each a C function calling the export of that name (a `@_cdecl` function converted directly would be a
@@ -72,6 +72,13 @@ private let bindingTable: [UnsafeRawPointer] = [
                   to: UnsafeRawPointer.self),
     unsafeBitCast({ tether_slot_container($0, $1, $2, $3, $4) } as @convention(c) (UnsafeRawPointer?, OpaquePointer?, UnsafePointer<OpaquePointer?>?, Int,
                                                                     UnsafeMutablePointer<Int>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_lazy_hold($0, $1) } as @convention(c) (UnsafeRawPointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_lazy_get($0, $1, $2) } as @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                                                      UnsafeMutablePointer<OpaquePointer?>?) -> Int32,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ tether_lazy_release($0) } as @convention(c) (UnsafeMutableRawPointer?) -> Int32,
                   to: UnsafeRawPointer.self),
 ]
 

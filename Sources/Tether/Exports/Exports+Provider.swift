@@ -80,3 +80,50 @@ public func tether_slot_container(_ provider: UnsafeRawPointer?, _ factory: Opaq
         }
     }
 }
+
+/// Binding protocol: a reference of the binding's own to the cell of LAZY slot `provider`, for a
+/// binding whose own lazy object resolves anew through the slot (`tether_lazy_get`) where a call of
+/// the provider could land on another slot's cell (its trampoline reused once the slot went).
+@_cdecl("tether_lazy_hold")
+public func tether_lazy_hold(_ provider: UnsafeRawPointer?, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let out = try outParam(out, "tether_lazy_hold")
+        guard let cell = providerCell(provider) else {
+            throw TetherError(.invalidHandle, "tether_lazy_hold: that is not a live provider (its instance was destroyed, or it was freed)")
+        }
+        guard !cell.isWeak else {
+            throw invalid("tether_lazy_hold", "a weak-lazy slot's provider: its weak hold closes no retain cycle, resolve its key yourself")
+        }
+        out.pointee = Handoff.give(cell)
+    }
+}
+
+/// Binding protocol: what a call of the held slot's provider answers (`LazyCell.call`: the first
+/// resolves its key and holds it as a late strong edge of the slot's owner, refused when that edge
+/// closes a retain cycle), with a strong handle of the caller's own to it in `out`.
+@_cdecl("tether_lazy_get")
+public func tether_lazy_get(_ held: UnsafeMutableRawPointer?, _ instance: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                            _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        let instance = try outParam(instance, "tether_lazy_get")
+        let out = try outParam(out, "tether_lazy_get")
+        guard let held else { throw invalid("tether_lazy_get", "the held slot is NULL") }
+        let cell = Borrowed<LazyCell>(opaque: held).object
+        let pointer = try cell.callForBinding()
+        // Its owner went during the call: what the cell held went with it (as a provider's call).
+        guard let resolved = cell.resolved, resolved.pointer == pointer else {
+            throw TetherError(.invalidHandle, "the lazy slot's owner was destroyed during the call: its result may be gone, so none is returned")
+        }
+        out.pointee = Handles.refs.insert(resolved)
+        instance.pointee = pointer
+    }
+}
+
+/// Binding protocol: gives up the reference `tether_lazy_hold` made.
+@_cdecl("tether_lazy_release")
+public func tether_lazy_release(_ held: UnsafeMutableRawPointer?) -> Int32 {
+    abiCall { () throws(TetherError) in
+        guard let held else { throw invalid("tether_lazy_release", "the held slot is NULL") }
+        Handoff<LazyCell>.release(held)
+    }
+}

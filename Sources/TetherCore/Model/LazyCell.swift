@@ -163,8 +163,16 @@ public final class LazyCell: @unchecked Sendable {
         return try withExtendedLifetime(owner) { () throws(TetherError) in try get() }
     }
 
+    /// `call()` for a binding's own object standing for a slot (`tether_lazy_get`): stale also while
+    /// no owner holds the cell (its factory has not returned, or its resolve failed), where a
+    /// strong answer would be held by nothing but the cell, no edge of an owner.
+    public func callForBinding() throws(TetherError) -> UnsafeMutableRawPointer {
+        guard owner != nil else { throw TetherError.staleProvider(mayBeFreed: false) }
+        return try call()
+    }
+
     /// What the cell holds strongly, if it resolved already.
-    var resolved: Instance? { withState { $0.strong } }
+    public var resolved: Instance? { withState { $0.strong } }
 
     /// Its owner is being destroyed: lets go of the answer, which the owner's edge to it also
     /// holds (`get`, `Graph`'s late edges), so that edge alone decides when it goes: the

@@ -181,6 +181,55 @@ def test_strong_lazy_from_a_completion_callback_is_a_retain_cycle(c, count):
     assert count["X"] == 1 and count["Y"] == 1  # never a second X
 
 
+def test_a_strong_lazy_whose_fresh_instance_holds_its_singleton_owner_is_refused(c, count):
+    """A LAZY slot of a singleton whose key (transient) depends on it strongly: each call resolves
+    it anew, and the library's slot refuses the owner's late edge to it (a retain cycle), as the C
+    slot's call does (corpus: a_lazy_slot_whose_fresh_instance_holds_its_singleton_owner_is_refused)."""
+    class App:
+        def __init__(self, job: Callable[[], Any]) -> None:
+            self.job = job
+
+    jobs: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    class Job:
+        def __init__(self, app: App) -> None:
+            count("Job")
+            jobs.add(self)
+            self.app = app
+
+    c.register(App, lambda job: App(job), deps=[tether.lazy(Job)], scope=Scope.SINGLETON)
+    c.register(Job, lambda app: Job(app), deps=[App], scope=Scope.TRANSIENT, close=lambda job: count("closed"))
+    app = c.resolve(App)
+    for made in (1, 2):  # the slot stays empty: the next call resolves anew and is refused again
+        with pytest.raises(tether.RetainCycleError) as info:
+            app.job()
+        message = str(info.value)
+        assert "tether.weak_lazy(" in message and "TETHER_" not in message, message
+        assert count["Job"] == made and count["closed"] == made  # the refused Job went at once, once
+        del info
+        assert not jobs  # no cycle left to the collector
+    assert c.resolve(App) is app
+
+
+def test_a_weak_lazy_whose_fresh_instance_holds_its_singleton_owner_answers_none(c, count):
+    """The same slot weak-lazy: nothing but the slot would hold the fresh Job, held weakly, so it
+    goes at once and the call answers None (the library's slot: EXPIRED); no cycle, no refusal."""
+    class App:
+        def __init__(self, job: Callable[[], Any]) -> None:
+            self.job = job
+
+    class Job:
+        def __init__(self, app: App) -> None:
+            count("Job")
+            self.app = app
+
+    c.register(App, lambda job: App(job), deps=[tether.weak_lazy(Job)], scope=Scope.SINGLETON)
+    c.register(Job, lambda app: Job(app), deps=[App], scope=Scope.TRANSIENT, close=lambda job: count("closed"))
+    app = c.resolve(App)
+    assert app.job() is None and app.job() is None
+    assert count["Job"] == 1 and count["closed"] == 1  # resolved once, then held weakly: gone
+
+
 # -- Swinject: Parent/Child ----------------------------------------------------------------
 
 

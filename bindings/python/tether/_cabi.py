@@ -32,7 +32,7 @@ from typing import Any
 
 # tether_param_kind
 # TETHER_BINDING_API_VERSION of the tether_binding.h these declarations mirror.
-BINDING_API_VERSION = 17
+BINDING_API_VERSION = 18
 
 # scope_traits bits (tether_binding.h's TETHER_SCOPE_TRAIT_*): what the library decides for a scope
 SCOPE_TRAIT_SHARED = 0x1
@@ -314,6 +314,9 @@ BINDING: dict[str, tuple[Any, list[Any]]] = {
     "token_wait": (_status, [_p, _p, _p]),
     "scope_traits": (_status, [ctypes.c_int, POINTER(ctypes.c_uint)]),
     "slot_container": (_status, [_p, _p, POINTER(c_void_p), c_size_t, POINTER(c_size_t)]),
+    "lazy_hold": (_status, [_p, _pp]),
+    "lazy_get": (_status, [_p, _pp, _pp]),
+    "lazy_release": (_status, [_p]),
 }
 
 

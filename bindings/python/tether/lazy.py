@@ -6,7 +6,10 @@ object outlives its box). The C slot is still declared (so ``validate`` and ``to
 edge), and the library decides what it answers: the binding watches the slot
 (``tether_provider_watch``) and keeps the answer, the graph's own instance of the key (the object
 that holds this dependent) or the refusal of a strong back edge (a retain cycle), in the Python
-object; without one, the first call resolves the key through the library. What the slot then
+object; without one, the first call of a lazy one asks the slot it held (``tether_lazy_hold``,
+``tether_lazy_get``: the C slot's own call, whose owner's late strong edge to what it resolves
+anew the library refuses when it closes a retain cycle) while the slot's owner lives, else (and
+for a weak-lazy one, whose weak hold closes no cycle) resolves the key through the library. What the slot then
 holds, it gives again without a call while its container's hit word has the value read when it
 was made; once the word moved, the library says whether that container still answers
 (``tether_container_hit_word``: a freed one does not, and every call fails as the library's slot
@@ -72,6 +75,10 @@ def watch(api: Any, lazy: _Deferred, provider: int | None) -> None:
     _watching[token] = weakref.ref(lazy, forget)
     if api.tether_provider_watch(provider, _TOLD, token) != OK:
         _watching.pop(token, None)
+    if isinstance(lazy, Lazy):  # what it resolves anew is the slot's to hold or refuse (``Lazy._fresh``)
+        held = c_void_p()
+        if api.tether_lazy_hold(provider, held) == OK:
+            lazy._held = held.value
 
 
 class _Deferred:
@@ -123,7 +130,12 @@ class _Deferred:
         container = self._container() if self._container is not None else None
         if container is None or container.closed:
             raise InvalidHandleError(f"lazy dependency on {self._key!r}: its container was closed")
-        return container.resolve(self._key)
+        fresh = self._fresh()
+        return container.resolve(self._key) if fresh is _UNSET else fresh
+
+    def _fresh(self) -> Any:
+        """What the slot answers when resolved anew: ``_UNSET`` (no slot to ask: resolve it here)."""
+        return _UNSET
 
 
 class Lazy(_Deferred):
@@ -133,11 +145,43 @@ class Lazy(_Deferred):
     (then ``InvalidHandleError``). A K whose graph instance holds
     the dependent strongly is refused (``RetainCycleError``: use ``tether.weak_lazy``)."""
 
-    __slots__ = ("_value",)
+    __slots__ = ("_value", "_held")
 
     def __init__(self, container: Any, key: str) -> None:
         super().__init__(container, key)
         self._value: Any = _UNSET
+        #: The library's slot (``tether_lazy_hold``) while its instance may still live: what the first
+        #: call resolves anew is its owner's late strong edge, which the library refuses when it closes
+        #: a retain cycle (the key's instance holds the dependent strongly), as a C slot's call does.
+        self._held: int | None = None
+
+    def _fresh(self) -> Any:
+        held = self._held
+        if held is None:
+            return _UNSET
+        from . import native_refs, provider  # (no import cycle at load time)
+
+        api = _api[0]
+        handle = c_void_p()
+
+        def get() -> int:
+            instance = c_void_p()
+            return (instance.value or 0) if api.tether_lazy_get(held, instance, handle) == OK else 0
+
+        try:
+            provider.call(api, get)
+        except InvalidHandleError:
+            return _UNSET  # its owner is gone (a stale slot): the object outlives it, resolves in its container
+        return native_refs.adopt(api, handle)
+
+    def __del__(self) -> None:
+        # only here: another thread may be in a call through it until then
+        held, self._held = self._held, None
+        if held is not None and _api:
+            try:
+                _api[0].tether_lazy_release(held)
+            except Exception:  # (interpreter shutdown)
+                pass
 
     def __call__(self) -> Any:
         value = self._value
