@@ -130,15 +130,16 @@ extension Plan {
             ? B.Mask(graph.unsafelyUnwrapped.graph.borrow { $0.lateContainerClaims }) : B.Mask()
         // A late claim's hit may make the run go on in the build's walk's order (`goOnInWalk`): not one up to a cut, nor
         // one stopping at a missing value (their ends are positions in the plan's order), which the build serves.
-        if (M.cuts || missing != Int.max) && !late.isEmpty && !lateHitsKeepOrder(reordering: false) {
+        if M.destination == .graph && (M.cuts || missing != Int.max) && !late.isEmpty && !lateHitsKeepOrder(reordering: false) {
             progress.pointee.plan = nil
             letGo(M.self, &run, count: count)
             progress.pointee.decline = .containerInput
             return .success(false)
         }
-        // Gone on in that order (`claimLate`): `order` is the run's own, deallocated at its end.
+        // Gone on in that order (`claimLate`): `order` is the run's own, deallocated at its end. (Only a replay into a
+        // graph claims late: the other modes' loops test nothing more.)
         var reordered = false
-        defer { if reordered { UnsafeMutableBufferPointer(mutating: order).deallocate() } }
+        defer { if M.destination == .graph && reordered { UnsafeMutableBufferPointer(mutating: order).deallocate() } }
         // A run up to a cut: the made steps before it (in the order of a `PublishedVariant` gone on in, `cutPosition`).
         var cutAt = M.cuts ? madeSteps.firstIndex { $0 >= progress.pointee.cut } ?? madeSteps.count : Int.max
         for n in 0..<end {
@@ -152,8 +153,8 @@ extension Plan {
                 if M.creates { skipTo = spared; if n <= skipTo { continue } }
                 if M.cuts && n >= cutAt { break }
             }
-            if M.creates || reordered { i = order[n] }
-            if !late.isEmpty {
+            if M.creates || M.destination == .graph && reordered { i = order[n] }
+            if M.destination == .graph && !late.isEmpty {
                 // A container step claimed late whose claim failed: the build reports it where it asks for it.
                 if let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told,
                                          walked: &walked, position: &position, n: n, order: &order, reordered: &reordered) {
