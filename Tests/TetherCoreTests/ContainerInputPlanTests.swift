@@ -261,12 +261,27 @@ extension ChildCreatingContainerInputTests {
         #expect(run.logs[0].filter { $0.hasPrefix("make") } == ["make Db"] + round + round, "\(run.logs[0])")
     }
 
-    /// X asked for before Conn: the build finding the Session cached makes X first, an order no skip of the plan's gives:
-    /// still built (`lateHitsKeepOrder`; a creation plan's run made Conn before X before, `creating`).
+    /// X asked for before Conn: the build finding the Session cached (at its claim, or A's get taking it) makes X first, an
+    /// order no skip of the plan's gives: the run goes on in the build's walk's order from the claim (`Plan.goOnInWalk`;
+    /// `containerInput` before: built), X made before Y and Conn, the Db's hit told after X's factory. `creating`: still
+    /// the build's (a creating run's positions are its checks': `Plan.goesOnInWalk`), the warm plan declining the weak W.
     @Test(arguments: [false, true], [false, true])
     func aLateClaimedContainerStepWithAGraphKeyTakenOutsideAfterAnotherStep(gets: Bool, creating: Bool) throws {
         let run = try lateClaimed(gets: gets, handler: ["X", "Conn"] + (creating ? ["W"] : []))
-        #expect(run.counts == ["resolves": 5, "containerInput": 4], "\(run.counts)")
+        #expect(run.counts == (creating ? ["resolves": 5, "notCached": 4] : ["resolves": 5]), "\(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
+        guard !creating else { return }
+        // (A's get builds the Session first in a child, `gets`: inside A's factory.)
+        let first = gets ? ["make Y", "make Conn", "make Z", "make Session", "make A", "make X", "make Handler"]
+            : ["make A", "make Y", "make Conn", "make Z", "make Session", "make X", "make Handler"]
+        let again = ["make A", "make X", "make Y", "make Conn", "make Handler"]
+        #expect(run.logs[0].filter { $0.hasPrefix("make") } == ["make Db"] + first + again + first + again, "\(run.logs[0])")
+        // Traced: the Db's hit (under Conn) after X's factory, as the build's walk asks for it.
+        let events = run.seen[0].filter { !$0.hasPrefix("Handler(") }
+        let round = events.prefix(events.count / 2)
+        guard let x = round.lastIndex(of: "factoryCall X"), let db = round.lastIndex(of: "cacheHit Db") else {
+            Issue.record("\(events)"); return
+        }
+        #expect(x < db, "\(round)")
     }
 }

@@ -226,16 +226,26 @@ extension Plan {
     /// or took it cached, `takeBuilt`); else claimed now (`Graph.claimLateContainerStep`), before any factory under
     /// it: one found cached taken, as the build takes it where it asks, the steps only it asked for not made (`skip`).
     /// Returns the claim's error, which the build reports there. Traced: `told`, or `walked` from `position` (`tellWalkedHits`).
+    /// One taken so (here, or by a get) where the build's walk with it a leaf makes the steps still made in another order
+    /// (`lateHitsKeepOrder`): the run goes on in that order from made step `n` (`goOnInWalk`, `order` then its own, `reordered`).
     @inline(never)
     func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout B.Mask, _ skip: inout B.Mask, _ run: RunState,
                                           _ locals: Locals<B>, _ into: GraphRun, told: inout Int,
-                                          walked: inout Plan.Walk?, position: inout Int) -> TetherError? {
+                                          walked: inout Plan.Walk?, position: inout Int,
+                                          n: Int, order: inout UnsafeBufferPointer<Int>, reordered: inout Bool) -> TetherError? {
         for c in containerSteps where late.contains(c) {
             let first = firstAsked(c)
             guard first <= i else { continue }
             late.remove(c)
-            // Taken from what a get built, or under a step taken so (or under a container step taken cached): not asked for here.
-            if into.graph.borrow({ $0.replaySkips.contains(c) }) || skip.contains(c) { continue }
+            // Under a step taken so (or under a container step taken cached): not asked for here.
+            if skip.contains(c) { continue }
+            // Taken from what a get built (or took cached: `takeBuilt`, which skips what only it asked for): not claimed.
+            if into.graph.borrow({ $0.replaySkips.contains(c) }) {
+                let replayed = into.graph.borrow { $0.replaySkips }
+                goOnInWalk(M.self, c, n, &order, &reordered, skipped: { skip.contains($0) || replayed.contains($0) },
+                           run, locals, walked: &walked, position: &position, told: told)
+                continue
+            }
             let claimed = into.graph.borrow { g in
                 g.claimLateContainerStep(registration(c, locals), in: self.lookup(of: c, locals.base) ?? into.lookup) { self.askingPath(to: c) }
             }
@@ -252,6 +262,9 @@ extension Plan {
                 besides.formUnion(into.graph.borrow { $0.replaySkips })
                 let under = stepsOnlyUnder(taken, from: first, besides: besides, keeping: true)!
                 skip.formUnion(B.Mask(under))
+                let replayed = into.graph.borrow { $0.replaySkips }
+                goOnInWalk(M.self, c, n, &order, &reordered, skipped: { skip.contains($0) || replayed.contains($0) },
+                           run, locals, walked: &walked, position: &position, told: told)
                 if let tracer = run.tracer {
                     // Some kept: its hits in the build's walk, `c` a leaf from here on (told in step order so far).
                     if walked != nil || (first..<c).contains(where: { !under.contains($0) }) {
@@ -266,6 +279,32 @@ extension Plan {
             }
         }
         return nil
+    }
+
+    /// `claimLate`'s container step `c` taken (a leaf of the build's walk from here on) at made step `n`, the steps `skipped`
+    /// not made: where that walk makes the rest in another order than `order` (`lateHitsKeepOrder`, the last late claim
+    /// left), `order` becomes the made steps before `n`, then the rest in the walk's order, then the skipped ones (allocated,
+    /// `reordered`: the step loop deallocates it). Traced: its hits told in that walk from here on (`tellPublishedInWalk`;
+    /// `c`'s own, a hit, by the caller; a get's, none: the graph told it).
+    private func goOnInWalk<B, M: RunMode>(_: M.Type, _ c: Int, _ n: Int, _ order: inout UnsafeBufferPointer<Int>, _ reordered: inout Bool,
+                                           skipped: (Int) -> Bool, _ run: RunState, _ locals: Locals<B>,
+                                           walked: inout Plan.Walk?, position: inout Int, told: Int) {
+        // (Its leaves the late steps taken, as `lateHitsKeepOrder` walks: the plan's order is the walk's for every other set.)
+        let late = containerSteps.filter { steps[$0].claimsLate }
+        guard !M.creates && !M.cuts && !reordered, goesOnInWalk(late),
+              let walk = Plan.walk(Array(steps), Array(inputs), leaves: late.filter(skipped)) else { return }
+        let made = Set(order[..<n])
+        let rest = walk.order.filter { !steps[$0].isShared && !made.contains($0) && !skipped($0) }
+        guard rest != order[n...].filter({ !skipped($0) }) else { return }
+        let left = order[n...].filter { !rest.contains($0) }
+        guard n + rest.count + left.count == order.count else { return }
+        let buffer = UnsafeMutableBufferPointer<Int>.allocate(capacity: order.count)
+        _ = buffer.initialize(from: Array(order[..<n]) + rest + left)
+        (order, reordered) = (UnsafeBufferPointer(buffer), true)
+        if run.tracer != nil {
+            if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
+            if walked != nil { tellPublishedInWalk(M.self, c, &walked!, &position, run, locals) }
+        }
     }
 
     /// The creation and container steps in the order the build's walk first asks for each (pre-order: by the

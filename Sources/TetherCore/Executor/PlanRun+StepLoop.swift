@@ -128,6 +128,18 @@ extension Plan {
         // The container steps claimed late, where the build asks for each (`claimLate`): none claimed yet.
         var late = M.destination == .graph && !M.requests && !lateClaims.isEmpty
             ? B.Mask(graph.unsafelyUnwrapped.graph.borrow { $0.lateContainerClaims }) : B.Mask()
+        // A late claim's hit may make the run go on in the build's walk's order (`goOnInWalk`): not one up to a cut, nor
+        // one stopping at a missing value (their ends are positions in the plan's order), which the build serves.
+        if M.destination == .graph && (M.cuts || missing != Int.max) && !late.isEmpty && !lateHitsKeepOrder(reordering: false) {
+            progress.pointee.plan = nil
+            letGo(M.self, &run, count: count)
+            progress.pointee.decline = .containerInput
+            return .success(false)
+        }
+        // Gone on in that order (`claimLate`): `order` is the run's own, deallocated at its end. (Only a replay into a
+        // graph claims late: the other modes' loops test nothing more.)
+        var reordered = false
+        defer { if M.destination == .graph && reordered { UnsafeMutableBufferPointer(mutating: order).deallocate() } }
         // A run up to a cut: the made steps before it (in the order of a `PublishedVariant` gone on in, `cutPosition`).
         var cutAt = M.cuts ? madeSteps.firstIndex { $0 >= progress.pointee.cut } ?? madeSteps.count : Int.max
         for n in 0..<end {
@@ -142,19 +154,22 @@ extension Plan {
                 if M.creates { skipTo = spared; if n <= skipTo { continue } }
                 if M.cuts && n >= cutAt { break }
             }
-            if M.creates { i = order[n] }
-            // A container step claimed late whose claim failed: the build reports it where it asks for it.
-            if !late.isEmpty, let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told,
-                                                               walked: &walked, position: &position) {
-                progress.pointee.plan = nil
-                releaseClaims(M.self, claims, locals, graph)
-                if graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
-                    letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
-                } else {
-                    if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
-                    letGo(M.self, &run, count: count)
+            if M.creates || M.destination == .graph && reordered { i = order[n] }
+            if M.destination == .graph && !late.isEmpty {
+                // A container step claimed late whose claim failed: the build reports it where it asks for it.
+                if let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told,
+                                         walked: &walked, position: &position, n: n, order: &order, reordered: &reordered) {
+                    progress.pointee.plan = nil
+                    releaseClaims(M.self, claims, locals, graph)
+                    if graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
+                        letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph)
+                    } else {
+                        if (M.creates || reordered) && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
+                        letGo(M.self, &run, count: count)
+                    }
+                    return .failure(error)
                 }
-                return .failure(error)
+                if reordered { i = order[n] }
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)
@@ -221,9 +236,9 @@ extension Plan {
                 if makesSlots && graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {
                     // (Gone on in a `PublishedVariant`: last made first in its order, as `letGoMade`.)
                     letGoBuilt(&run, count: count, graph.unsafelyUnwrapped.graph,
-                               order: M.creates && order.baseAddress != madeSteps.baseAddress ? order : nil)
+                               order: (M.creates || reordered) && order.baseAddress != madeSteps.baseAddress ? order : nil)
                 } else {
-                    if M.creates && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
+                    if (M.creates || reordered) && order.baseAddress != madeSteps.baseAddress { letGoMade(order, before: n, run) }
                     letGo(M.self, &run, count: count)
                 }
                 return .failure(error)

@@ -97,18 +97,22 @@ extension Plan {
     /// Whether a run of this plan (every step made, none marked) finding container steps it claims late cached where
     /// it claims them (`claimLate`; a resolver's get taking one cached, `takeBuilt`) makes what the build then makes,
     /// in its order: for each set of them found so, in each order, the steps left (`stepsOnlyUnder`, `keeping`) are
-    /// in step order the made steps of the build's walk with those leaves (`Plan.walk`). Not past three such steps,
-    /// nor with a slot made per resolve naming a step under one (the walk and the skip read DEP edges).
-    func lateHitsKeepOrder() -> Bool {
+    /// in step order the made steps of the build's walk with those leaves (`Plan.walk`), or the run goes on in that
+    /// walk's order from the claim (`goOnInWalk`: at the last claim left, `reordering`, where `goesOnInWalk`). Not past
+    /// three such steps, nor with a slot made per resolve naming a step under one (the walk and the skip read DEP edges).
+    func lateHitsKeepOrder(reordering: Bool = true) -> Bool {
         let late = containerSteps.filter { steps[$0].claimsLate }
         let underLate = { (j: Int) in j >= 0 && late.contains { self.descends(j, from: $0) } }
         guard late.count <= 3, Plan.walk(Array(steps), Array(inputs), leaves: [])?.order == Array(steps.indices),
               !slots.contains(where: { underLate($0.step) || $0.items.contains(where: underLate) }) else { return false }
+        let goesOn = reordering && goesOnInWalk(late)
         func keepsOrder(_ taken: [Int], _ skip: StepBits) -> Bool {
             if !taken.isEmpty {
-                guard let walked = Plan.walk(Array(steps), Array(inputs), leaves: taken),
-                      walked.order.filter({ !steps[$0].isShared && !taken.contains($0) }) == madeSteps.filter({ !skip.contains($0) })
-                else { return false }
+                guard let walked = Plan.walk(Array(steps), Array(inputs), leaves: taken) else { return false }
+                if walked.order.filter({ !steps[$0].isShared && !taken.contains($0) }) != madeSteps.filter({ !skip.contains($0) }) {
+                    // (No late claim left after it: the next one's place in the walk's order is not its step's.)
+                    return goesOn && late.allSatisfy { taken.contains($0) || skip.contains($0) }
+                }
             }
             return late.allSatisfy { c in
                 guard !taken.contains(c) && !skip.contains(c) else { return true }
@@ -120,6 +124,18 @@ extension Plan {
             }
         }
         return keepsOrder([], StepBits())
+    }
+
+    /// Whether a run may go on in the build's walk's order from a late claim's hit (`goOnInWalk`): a warm run (no
+    /// creation steps: a creating run's positions are its checks' and `PublishedVariant`s'), without completion
+    /// callbacks (queued in step order), where from the first place a late step is asked for on no step but those has
+    /// slots or cells, is a container or creation step, or is checked for a nested resolve's publication (`CreationCheck`).
+    func goesOnInWalk(_ late: [Int]) -> Bool {
+        guard creations.isEmpty, !completes, let from = late.map({ firstAsked($0) }).min() else { return false }
+        let tail = madeSteps.filter { $0 >= from && !late.contains($0) }
+        let position = madeSteps.firstIndex { $0 >= from } ?? madeSteps.count
+        return !tail.contains { steps[$0].hasSlots || steps[$0].bindsCells || steps[$0].opensFrames || steps[$0].isContainer || steps[$0].creates }
+            && !creationChecks.contains { $0.at >= position && !late.contains($0.step) }
     }
 
     /// The plan for a run of this one that found the container steps of `cached` (a bit each) cached in the resolving
