@@ -170,7 +170,9 @@ typedef void (*tether_fn)(void);
  *  instance of the key while it lives (the X that holds this Y, whatever X's scope; a
  *  transient key's is only that one), from a completion callback too; else it resolves anew.
  *  A LAZY slot whose graph instance holds its owner strongly would close a retain cycle: its
- *  calls return NULL + TETHER_E_RETAIN_CYCLE (declare it WEAK_LAZY); tether_validate reports it. */
+ *  calls return NULL + TETHER_E_RETAIN_CYCLE (declare it WEAK_LAZY); tether_validate reports it.
+ *  So does an instance resolved anew that holds the owner strongly: it is destroyed at once and
+ *  the slot stays empty (the next call resolves anew and is refused again). */
 typedef void *(*tether_provider)(void);
 /** Destructor: `drop(instance, context)` with the registration's context. */
 typedef void (*tether_drop_fn)(void *instance, void *context);
