@@ -232,7 +232,8 @@ extension Plan {
     func claimLate<B, M: RunMode>(_: M.Type, at i: Int, _ late: inout B.Mask, _ skip: inout B.Mask, _ run: RunState,
                                           _ locals: Locals<B>, _ into: GraphRun, told: inout Int,
                                           walked: inout Plan.Walk?, position: inout Int,
-                                          n: Int, order: inout UnsafeBufferPointer<Int>, reordered: inout Bool) -> TetherError? {
+                                          n: Int, order: inout UnsafeBufferPointer<Int>, reordered: inout Bool,
+                                          checks: inout UnsafeBufferPointer<CreationCheck>, check: Int) -> TetherError? {
         for c in containerSteps where late.contains(c) {
             let first = firstAsked(c)
             guard first <= i else { continue }
@@ -242,7 +243,8 @@ extension Plan {
             // Taken from what a get built (or took cached: `takeBuilt`, which skips what only it asked for): not claimed.
             if into.graph.borrow({ $0.replaySkips.contains(c) }) {
                 let replayed = into.graph.borrow { $0.replaySkips }
-                goOnInWalk(M.self, c, n, &order, &reordered, skipped: { skip.contains($0) || replayed.contains($0) },
+                goOnInWalk(M.self, c, n, &order, &reordered, checks: &checks, check: check,
+                           skipped: { skip.contains($0) || replayed.contains($0) },
                            run, locals, walked: &walked, position: &position, told: told)
                 continue
             }
@@ -263,7 +265,8 @@ extension Plan {
                 let under = stepsOnlyUnder(taken, from: first, besides: besides, keeping: true)!
                 skip.formUnion(B.Mask(under))
                 let replayed = into.graph.borrow { $0.replaySkips }
-                goOnInWalk(M.self, c, n, &order, &reordered, skipped: { skip.contains($0) || replayed.contains($0) },
+                goOnInWalk(M.self, c, n, &order, &reordered, checks: &checks, check: check,
+                           skipped: { skip.contains($0) || replayed.contains($0) },
                            run, locals, walked: &walked, position: &position, told: told)
                 if let tracer = run.tracer {
                     // Some kept: its hits in the build's walk, `c` a leaf from here on (told in step order so far).
@@ -283,24 +286,26 @@ extension Plan {
 
     /// `claimLate`'s container step `c` taken (a leaf of the build's walk from here on) at made step `n`, the steps `skipped`
     /// not made: where that walk makes the rest in another order than `order` (`lateHitsKeepOrder`, the last late claim
-    /// left), `order` becomes the made steps before `n`, then the rest in the walk's order, then the skipped ones (allocated,
-    /// `reordered`: the step loop deallocates it). Traced: its hits told in that walk from here on (`tellPublishedInWalk`;
-    /// `c`'s own, a hit, by the caller; a get's, none: the graph told it).
+    /// left), `order` becomes the made steps before `n`, then the rest in the walk's order, then the skipped ones, and the
+    /// checks from `check` on those of that walk (`goingOn`: a creating run's creation steps checked where the build reaches
+    /// them, since branch cincreate) (both allocated, `reordered`: the step loop deallocates them). Traced: its hits told in
+    /// that walk from here on (`tellPublishedInWalk`; `c`'s own, a hit, by the caller; a get's, none: the graph told it).
     private func goOnInWalk<B, M: RunMode>(_: M.Type, _ c: Int, _ n: Int, _ order: inout UnsafeBufferPointer<Int>, _ reordered: inout Bool,
+                                           checks: inout UnsafeBufferPointer<CreationCheck>, check: Int,
                                            skipped: (Int) -> Bool, _ run: RunState, _ locals: Locals<B>,
                                            walked: inout Plan.Walk?, position: inout Int, told: Int) {
         // (Its leaves the late steps taken, as `lateHitsKeepOrder` walks: the plan's order is the walk's for every other set.)
         let late = containerSteps.filter { steps[$0].claimsLate }
-        guard !M.creates && !M.cuts && !reordered, goesOnInWalk(late),
-              let walk = Plan.walk(Array(steps), Array(inputs), leaves: late.filter(skipped)) else { return }
-        let made = Set(order[..<n])
-        let rest = walk.order.filter { !steps[$0].isShared && !made.contains($0) && !skipped($0) }
-        guard rest != order[n...].filter({ !skipped($0) }) else { return }
-        let left = order[n...].filter { !rest.contains($0) }
-        guard n + rest.count + left.count == order.count else { return }
+        guard !M.cuts && !reordered, goesOnInWalk(late),
+              let walk = Plan.walk(Array(steps), Array(inputs), leaves: late.filter(skipped)),
+              let going = goingOn(walk, Array(order), from: n, skipped: skipped), going.reorders else { return }
         let buffer = UnsafeMutableBufferPointer<Int>.allocate(capacity: order.count)
-        _ = buffer.initialize(from: Array(order[..<n]) + rest + left)
+        _ = buffer.initialize(from: going.order)
         (order, reordered) = (UnsafeBufferPointer(buffer), true)
+        let kept = Array(checks[..<check]) + going.checks
+        let remapped = UnsafeMutableBufferPointer<CreationCheck>.allocate(capacity: max(kept.count, 1))
+        _ = remapped.initialize(from: kept)
+        checks = UnsafeBufferPointer(start: remapped.baseAddress, count: kept.count)
         if run.tracer != nil {
             if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
             if walked != nil { tellPublishedInWalk(M.self, c, &walked!, &position, run, locals) }

@@ -139,7 +139,12 @@ extension Plan {
         // Gone on in that order (`claimLate`): `order` is the run's own, deallocated at its end. (Only a replay into a
         // graph claims late: the other modes' loops test nothing more.)
         var reordered = false
-        defer { if M.destination == .graph && reordered { UnsafeMutableBufferPointer(mutating: order).deallocate() } }
+        defer {
+            if M.destination == .graph && reordered {
+                UnsafeMutableBufferPointer(mutating: order).deallocate()
+                UnsafeMutableBufferPointer(mutating: checks).deallocate()
+            }
+        }
         // A run up to a cut: the made steps before it (in the order of a `PublishedVariant` gone on in, `cutPosition`).
         var cutAt = M.cuts ? madeSteps.firstIndex { $0 >= progress.pointee.cut } ?? madeSteps.count : Int.max
         for n in 0..<end {
@@ -158,7 +163,8 @@ extension Plan {
             if M.destination == .graph && !late.isEmpty {
                 // A container step claimed late whose claim failed: the build reports it where it asks for it.
                 if let error = claimLate(M.self, at: i, &late, &skip, run, locals, graph.unsafelyUnwrapped, told: &told,
-                                         walked: &walked, position: &position, n: n, order: &order, reordered: &reordered) {
+                                         walked: &walked, position: &position, n: n, order: &order, reordered: &reordered,
+                                         checks: &checks, check: check) {
                     progress.pointee.plan = nil
                     releaseClaims(M.self, claims, locals, graph)
                     if graph.unsafelyUnwrapped.graph.borrow({ !$0.replayBuilt.isEmpty }) {

@@ -110,8 +110,11 @@ extension Plan {
             if !taken.isEmpty {
                 guard let walked = Plan.walk(Array(steps), Array(inputs), leaves: taken) else { return false }
                 if walked.order.filter({ !steps[$0].isShared && !taken.contains($0) }) != madeSteps.filter({ !skip.contains($0) }) {
-                    // (No late claim left after it: the next one's place in the walk's order is not its step's.)
+                    // (No late claim left after it: the next one's place in the walk's order is not its step's. Its checks
+                    // where that walk reaches their steps, `goingOn`, from where the run claims it.)
+                    let n = madeSteps.firstIndex { $0 >= firstAsked(taken.last!) } ?? madeSteps.count
                     return goesOn && late.allSatisfy { taken.contains($0) || skip.contains($0) }
+                        && goingOn(walked, Array(madeSteps), from: n, skipped: { skip.contains($0) || taken.contains($0) }) != nil
                 }
             }
             return late.allSatisfy { c in
@@ -126,16 +129,55 @@ extension Plan {
         return keepsOrder([], StepBits())
     }
 
-    /// Whether a run may go on in the build's walk's order from a late claim's hit (`goOnInWalk`): a warm run (no
-    /// creation steps: a creating run's positions are its checks' and `PublishedVariant`s'), without completion
-    /// callbacks (queued in step order), where from the first place a late step is asked for on no step but those has
-    /// slots or cells, is a container or creation step, or is checked for a nested resolve's publication (`CreationCheck`).
+    /// Whether a run may go on in the build's walk's order from a late claim's hit (`goOnInWalk`): one without
+    /// `PublishedVariant`s (their orders are the plan's from the claim on) nor completion callbacks (queued in step order),
+    /// where from the first place a late step is asked for no step but those has slots or cells, opens frames or is a
+    /// container step. (Creation steps there, checked where that walk reaches them, `goingOn`, since branch cincreate;
+    /// a creating run declined before: its positions are its checks'.)
     func goesOnInWalk(_ late: [Int]) -> Bool {
-        guard creations.isEmpty, !completes, let from = late.map({ firstAsked($0) }).min() else { return false }
+        guard publishedVariants.isEmpty, !completes, let from = late.map({ firstAsked($0) }).min() else { return false }
         let tail = madeSteps.filter { $0 >= from && !late.contains($0) }
-        let position = madeSteps.firstIndex { $0 >= from } ?? madeSteps.count
-        return !tail.contains { steps[$0].hasSlots || steps[$0].bindsCells || steps[$0].opensFrames || steps[$0].isContainer || steps[$0].creates }
-            && !creationChecks.contains { $0.at >= position && !late.contains($0.step) }
+        return !tail.contains { steps[$0].hasSlots || steps[$0].bindsCells || steps[$0].opensFrames || steps[$0].isContainer }
+    }
+
+    /// A run going on in the build's walk `walk` (the late steps taken its leaves) from made step `n` (`goOnInWalk`), `order` the
+    /// made steps' order so far, the steps `skipped` not made: the made steps' order then (`order`'s before `n`, the rest in
+    /// the walk's, the skipped last; `reorders`: another than `order`'s for the steps made), and the checks from `n` on
+    /// (`CreationCheck`, positions in that order): each creation step's and late container step's the run still makes where
+    /// that walk reaches it (`creationChecks` of the walk), as the build checks them. Nil: not a permutation of `order`; a
+    /// check at or before `n` of a step made past it (the run checked it before the claim: not where the build does); a
+    /// walk's check at or before `n` (not reached again); creation steps made out of step order (the graph publishes them in
+    /// step order, `Graph.pendCreated`, and a failed run lets go of them in the run's, `letGoMade`). The same for a warm
+    /// run (its late container steps' checks) and a creating one.
+    func goingOn(_ walk: Walk, _ order: [Int], from n: Int, skipped: (Int) -> Bool)
+        -> (order: [Int], checks: [CreationCheck], reorders: Bool)? {
+        let made = Set(order[..<n])
+        let rest = walk.order.filter { !steps[$0].isShared && !made.contains($0) && !skipped($0) }
+        let left = order[n...].filter { !rest.contains($0) }
+        guard n + rest.count + left.count == order.count else { return nil }
+        let ordered = Array(order[..<n]) + rest + left
+        let reorders = rest != order[n...].filter { !skipped($0) }
+        let late = containerSteps.filter { steps[$0].claimsLate }
+        guard !creationChecks.contains(where: { c in
+            c.at <= n && c.made >= n && !skipped(c.step) && (c.container < 0 || late.contains(c.step))
+        }) else { return nil }
+        // (Those before `n` come before every one after: `order` is the plan's there, in step order.)
+        let entered = rest.filter { steps[$0].creates }
+        guard zip(entered, entered.dropFirst()).allSatisfy({ $0 < $1 }) else { return nil }
+        let checked = creations.map(\.step) + late.filter { !skipped($0) }
+        guard !checked.isEmpty else { return (ordered, [], reorders) }
+        var position = [Int](repeating: -1, count: steps.count)
+        for (p, s) in ordered.enumerated() { position[s] = p }
+        let madeInWalk = walk.order.filter { !steps[$0].isShared && !walk.leaves.contains($0) }
+        var checks: [CreationCheck] = []
+        for found in Plan.creationChecks(Array(steps), Array(inputs), creating: checked.sorted(), walk: walk) {
+            let (at, step) = (position[madeInWalk[found.at]], position[found.step])
+            guard step >= n else { continue }
+            guard at > n, at <= step else { return nil }
+            checks.append(CreationCheck(at: at, made: step, step: found.step, scope: found.scope, reachedThere: found.reachedThere,
+                                        container: containerSteps.firstIndex(of: found.step) ?? -1))
+        }
+        return (ordered, checks.sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }, reorders)
     }
 
     /// The plan for a run of this one that found the container steps of `cached` (a bit each) cached in the resolving
