@@ -263,25 +263,32 @@ extension ChildCreatingContainerInputTests {
 
     /// X asked for before Conn: the build finding the Session cached (at its claim, or A's get taking it) makes X first, an
     /// order no skip of the plan's gives: the run goes on in the build's walk's order from the claim (`Plan.goOnInWalk`;
-    /// `containerInput` before: built), X made before Y and Conn, the Db's hit told after X's factory. `creating`: still
-    /// the build's (a creating run's positions are its checks': `Plan.goesOnInWalk`), the warm plan declining the weak W.
+    /// `containerInput` before: built), X made before Y and Conn, the Db's hit told after X's factory. `creating`: the weak W
+    /// made each resolve by a creation plan, whose run goes on so too, W checked where that walk reaches it (`Plan.goingOn`;
+    /// `notCached` before branch cincreate: built).
     @Test(arguments: [false, true], [false, true])
     func aLateClaimedContainerStepWithAGraphKeyTakenOutsideAfterAnotherStep(gets: Bool, creating: Bool) throws {
         let run = try lateClaimed(gets: gets, handler: ["X", "Conn"] + (creating ? ["W"] : []))
-        #expect(run.counts == (creating ? ["resolves": 5, "notCached": 4] : ["resolves": 5]), "\(run.counts)")
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
         #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)")
-        guard !creating else { return }
+        let w = creating ? ["W"] : []
         // (A's get builds the Session first in a child, `gets`: inside A's factory.)
-        let first = gets ? ["make Y", "make Conn", "make Z", "make Session", "make A", "make X", "make Handler"]
-            : ["make A", "make Y", "make Conn", "make Z", "make Session", "make X", "make Handler"]
-        let again = ["make A", "make X", "make Y", "make Conn", "make Handler"]
-        #expect(run.logs[0].filter { $0.hasPrefix("make") } == ["make Db"] + first + again + first + again, "\(run.logs[0])")
-        // Traced: the Db's hit (under Conn) after X's factory, as the build's walk asks for it.
-        let events = run.seen[0].filter { !$0.hasPrefix("Handler(") }
-        let round = events.prefix(events.count / 2)
-        guard let x = round.lastIndex(of: "factoryCall X"), let db = round.lastIndex(of: "cacheHit Db") else {
-            Issue.record("\(events)"); return
-        }
-        #expect(x < db, "\(round)")
+        let session = ["Y", "Conn", "Z", "Session"]
+        let first = (gets ? session + ["A"] : ["A"] + session) + ["X"] + w + ["Handler"]
+        let again = ["A", "X", "Y", "Conn"] + w + ["Handler"]
+        let drops = ["Handler"] + w + ["X", "A"], dropsAgain = ["Handler"] + w + ["Conn", "Y", "X", "A", "Session", "Z", "Conn", "Y"]
+        let child = first.map { "make \($0)" } + drops.map { "drop \($0)" } + again.map { "make \($0)" } + dropsAgain.map { "drop \($0)" }
+        #expect(run.logs[0] == ["make Db"] + child + child + ["drop Db"], "\(run.logs[0])")
+        // Traced: the Db's hit (under Conn) after X's factory, as the build's walk asks for it; W's factory where that walk reaches it.
+        func call(_ key: String) -> [String] { ["factoryCall \(key)", "factoryReturn \(key)"] }
+        let conn = call("Y") + ["cacheHit Db"] + call("Conn") + ["edge Conn", "edge Conn"]
+        let made = conn + call("Z") + call("Session") + ["edge Session", "edge Session"]
+        let a = gets ? ["factoryCall A"] + made + ["factoryReturn A", "edge A"] : call("A") + made
+        let aAgain = gets ? ["factoryCall A", "cacheHit Session", "factoryReturn A", "edge A"] : call("A") + ["cacheHit Session"]
+        let handler = w.flatMap(call) + call("Handler") + Array(repeating: "edge Handler", count: 4 + w.count) + ["resolveEnd Handler"]
+        let events = ["resolveStart Handler"] + a + call("X") + handler + drops.map { "destroy \($0)" }
+            + ["resolveStart Handler"] + aAgain + call("X") + conn + handler + dropsAgain.map { "destroy \($0)" }
+        let tree = "Handler(A,Session(Conn(Y,Db),Z),X,Conn(Y,Db)\(creating ? ",W" : "")) true"
+        #expect(run.seen[0] == [tree, tree] + events + [tree, tree] + events, "\(run.seen[0])")
     }
 }
