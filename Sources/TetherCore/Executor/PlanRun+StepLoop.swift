@@ -175,7 +175,15 @@ extension Plan {
                     }
                     return .failure(error)
                 }
-                if reordered { i = order[n] }
+                if reordered {
+                    // Gone on in the walk's order from here: a check here is that walk's (`goingOn`), where the build reaches its step.
+                    if check < checks.count && checks[check].at == n {
+                        let spared = takePublished(M.self, &check, &checks, &order, n, run, locals, graph, told: &told, taken: &skip, progress,
+                                                   unclaimed: late, walked: &walked, position: &position, cut: &cutAt)
+                        if M.creates { skipTo = spared; if n <= skipTo { continue } }
+                    }
+                    i = order[n]
+                }
             }
             // A resolver's gets built it first, or it was asked for only under one of those (`takeBuilt`).
             // (Not a resolver's request's: a replay further out, whose RESOLVER slot's factory asks, owns `replaySkips`.)

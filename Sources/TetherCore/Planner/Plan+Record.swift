@@ -146,7 +146,7 @@ extension Plan {
     /// (`CreationCheck`, positions in that order): each creation step's and late container step's the run still makes where
     /// that walk reaches it (`creationChecks` of the walk), as the build checks them. Nil: not a permutation of `order`; a
     /// check at or before `n` of a step made past it (the run checked it before the claim: not where the build does); a
-    /// walk's check at or before `n` (not reached again); creation steps made out of step order (the graph publishes them in
+    /// walk's check before `n` (at `n`: checked once the run goes on, `stepLoop`); creation steps made out of step order (the graph publishes them in
     /// step order, `Graph.pendCreated`, and a failed run lets go of them in the run's, `letGoMade`). The same for a warm
     /// run (its late container steps' checks) and a creating one.
     func goingOn(_ walk: Walk, _ order: [Int], from n: Int, skipped: (Int) -> Bool)
@@ -173,7 +173,7 @@ extension Plan {
         for found in Plan.creationChecks(Array(steps), Array(inputs), creating: checked.sorted(), walk: walk) {
             let (at, step) = (position[madeInWalk[found.at]], position[found.step])
             guard step >= n else { continue }
-            guard at > n, at <= step else { return nil }
+            guard at >= n, at <= step else { return nil }
             checks.append(CreationCheck(at: at, made: step, step: found.step, scope: found.scope, reachedThere: found.reachedThere,
                                         container: containerSteps.firstIndex(of: found.step) ?? -1))
         }
