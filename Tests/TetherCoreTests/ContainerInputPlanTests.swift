@@ -217,7 +217,7 @@ extension ChildCreatingContainerInputTests {
     /// root's singleton Db) and Z, the Handler over A, the Session and `handler` (Conn, taken outside too, X, a weak W): the
     /// Session is claimed late (`Step.claimsLate`). Each child resolves the Handler twice, traced: the trees (the Session
     /// A got the Handler's or not) and the events, on both paths.
-    private func lateClaimed(gets: Bool, handler: [String]) throws -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
+    private func lateClaimed(gets: Bool, handler: [String], w: [String] = []) throws -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
         try bothPaths { fx -> [String] in
             try fx.register("Db", scope: .singleton)
             try fx.register("Y")
@@ -229,7 +229,7 @@ extension ChildCreatingContainerInputTests {
                 obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("Session")).pointer)
             }
             try fx.register("X")
-            try fx.register("W", scope: .weak)
+            try fx.register("W", w.map { dep($0) }, scope: .weak)
             try fx.register("Handler", [dep("A"), dep("Session")] + handler.map { dep($0) })
             _ = try fx.resolve("Db")
             var seen: [String] = []
@@ -290,5 +290,35 @@ extension ChildCreatingContainerInputTests {
             + ["resolveStart Handler"] + aAgain + call("X") + conn + handler + dropsAgain.map { "destroy \($0)" }
         let tree = "Handler(A,Session(Conn(Y,Db),Z),X,Conn(Y,Db)\(creating ? ",W" : "")) true"
         #expect(run.seen[0] == [tree, tree] + events + [tree, tree] + events, "\(run.seen[0])")
+    }
+}
+
+extension ChildCreatingContainerInputTests {
+    /// The weak W (over `w`) elsewhere among the Handler's: the run finding the Session cached goes on in the build's walk's
+    /// order (`Plan.goingOn`), W checked where that walk reaches it: right at the claim (first asked for there, checked once
+    /// the run goes on), between X and Conn, or over Conn (its own dependency in that walk, not the plan's). Made where the
+    /// build makes it (`again`: the second resolve's in each child); `notCached` before branch cincreate: built.
+    @Test(arguments: [false, true], [
+        (handler: ["W", "X", "Conn"], w: [], again: ["A", "W", "X", "Y", "Conn", "Handler"]),
+        (handler: ["X", "W", "Conn"], w: [], again: ["A", "X", "W", "Y", "Conn", "Handler"]),
+        (handler: ["X", "W", "Conn"], w: ["Conn"], again: ["A", "X", "Y", "Conn", "W", "Handler"]),
+        (handler: ["X", "W"], w: ["Conn"], again: ["A", "X", "Y", "Conn", "W", "Handler"]),
+    ] as [(handler: [String], w: [String], again: [String])])
+    func aCreationStepAfterALateClaimedContainerStepGoesOnInTheWalk(gets: Bool, shape: (handler: [String], w: [String], again: [String])) throws {
+        let run = try lateClaimed(gets: gets, handler: shape.handler, w: shape.w)
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
+        let session = ["Y", "Conn", "Z", "Session"]
+        let first = (gets ? session + ["A"] : ["A"] + session) + shape.handler.filter { $0 != "Conn" } + ["Handler"]
+        // Dropped last made first: the Session's (and what it holds) with the child.
+        let drops = first.filter { !session.contains($0) }.reversed() + shape.again.reversed() + session.reversed()
+        let child = first.map { "make \($0)" } + drops.prefix(first.count - 4).map { "drop \($0)" }
+            + shape.again.map { "make \($0)" } + drops.dropFirst(first.count - 4).map { "drop \($0)" }
+        #expect(run.logs[0] == ["make Db"] + child + child + ["drop Db"], "\(run.logs[0])")
+        // Traced: the factories called in that order (A's before its get's, `gets`); the Session's hit (or the get's) once per child.
+        let called = ["A"] + first.filter { $0 != "A" }
+        let calls = run.seen[0].filter { $0.hasPrefix("factoryCall") }
+        #expect(calls == (called + shape.again + called + shape.again).map { "factoryCall \($0)" }, "\(run.seen[0])")
+        let events = run.seen[0].filter { $0.hasPrefix("factory") || $0.hasPrefix("cacheHit") }
+        #expect(events.filter { $0 == "cacheHit Session" }.count == 2, "\(events)")
     }
 }
