@@ -217,8 +217,11 @@ extension ChildCreatingContainerInputTests {
     /// root's singleton Db) and Z, the Handler over A, the Session and `handler` (Conn, taken outside too, X, a weak W): the
     /// Session is claimed late (`Step.claimsLate`). Each child resolves the Handler twice, traced: the trees (the Session
     /// A got the Handler's or not) and the events, on both paths.
-    private func lateClaimed(gets: Bool, handler: [String], w: [String] = []) throws -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
+    /// `w`: W's dependencies; `nested`: X's factory resolves W (held until the Handler is dropped), published meanwhile.
+    private func lateClaimed(gets: Bool, handler: [String], w: [String] = [], nested: Bool = false) throws
+        -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
         try bothPaths { fx -> [String] in
+            let held = Box<[Instance]>([])
             try fx.register("Db", scope: .singleton)
             try fx.register("Y")
             try fx.register("Conn", [dep("Y"), dep("Db")])
@@ -228,7 +231,11 @@ extension ChildCreatingContainerInputTests {
                 guard gets else { return }
                 obj.got.append(try #require(fx.bridge.resolver(obj.words[0])).get(Key("Session")).pointer)
             }
-            try fx.register("X")
+            try fx.register("X") { _ in
+                guard nested else { return }
+                let w = try fx.resolve("W")
+                held.withLock { $0.append(w) }
+            }
             try fx.register("W", w.map { dep($0) }, scope: .weak)
             try fx.register("Handler", [dep("A"), dep("Session")] + handler.map { dep($0) })
             _ = try fx.resolve("Db")
@@ -240,6 +247,7 @@ extension ChildCreatingContainerInputTests {
                 for _ in 0..<2 {
                     let h = try fx.resolve("Handler", in: child)
                     withExtendedLifetime(h) { seen.append(Obj.of(h).tree() + " \(Obj.of(h).dep(0).got.allSatisfy { $0 == Obj.of(h).depPointer(1) })") }
+                    held.withLock { $0.removeAll() }
                 }
                 _ = try child.close()
                 seen += events.withLock { $0 }
@@ -320,5 +328,28 @@ extension ChildCreatingContainerInputTests {
         #expect(calls == (called + shape.again + called + shape.again).map { "factoryCall \($0)" }, "\(run.seen[0])")
         let events = run.seen[0].filter { $0.hasPrefix("factory") || $0.hasPrefix("cacheHit") }
         #expect(events.filter { $0 == "cacheHit Session" }.count == 2, "\(events)")
+    }
+}
+
+extension ChildCreatingContainerInputTests {
+    /// X's factory resolves the weak W (published meanwhile, under the run's claim): the run gone on in the build's walk's
+    /// order from the Session's hit checks W where that walk reaches it, right after X (`Plan.goingOn`: the walk's check, not
+    /// the plan's place for it past the Session's steps), and takes it there as the build does, making none.
+    @Test(arguments: [false, true]) func aCreationStepPublishedMeanwhileIsTakenWhereTheWalkReachesIt(gets: Bool) throws {
+        let run = try lateClaimed(gets: gets, handler: ["X", "W", "Conn"], nested: true)
+        #expect(run.counts == ["resolves": 9], "\(run.counts)")  // (each X's resolve of W a plan's too)
+        let session = ["make Y", "make Conn", "make Z", "make Session"]
+        let child = (gets ? session + ["make A"] : ["make A"] + session)
+            + ["make W", "make X", "make Handler", "drop Handler", "drop W", "drop X", "drop A"]
+            + ["make A", "make W", "make X", "make Y", "make Conn", "make Handler"]
+            + ["drop Handler", "drop Conn", "drop Y", "drop W", "drop X", "drop A", "drop Session", "drop Z", "drop Conn", "drop Y"]
+        #expect(run.logs[0] == ["make Db"] + child + child + ["drop Db"], "\(run.logs[0])")
+        // Traced: W's hit right after X's factory, the Db's (under Conn) after that, in each resolve.
+        let events = run.seen[0].filter { $0.hasPrefix("factory") || $0.hasPrefix("cacheHit") }
+        let hits = events.indices.filter { events[$0] == "cacheHit W" }
+        guard hits.count == 4 else { Issue.record("\(events)"); return }
+        #expect(hits.allSatisfy { events[$0 - 1] == "factoryReturn X" }, "\(events)")
+        let again = Array(events[hits[1]...].prefix(4))
+        #expect(again == ["cacheHit W", "factoryCall Y", "factoryReturn Y", "cacheHit Db"], "\(events)")
     }
 }
