@@ -96,8 +96,13 @@ extension Plan {
             // Its dependencies' steps: those right before it that descend from it (post-order).
             let first = firstAsked(found.step)
             if found.container >= 0 {
-                // (Checked at the step itself, a later step taking one of its dependencies: those are made.)
-                for j in (found.at == found.made ? found.step : first)...found.step { taken.insert(j) }
+                // (Checked at the step itself, a later step taking one of its dependencies: those are made. In a variant's order,
+                // those it asked for first in that walk, `PublishedVariant.movesUnderContainer`.)
+                if order.baseAddress != madeSteps.baseAddress {
+                    for p in found.at...found.made { taken.insert(order[p]) }
+                } else {
+                    for j in (found.at == found.made ? found.step : first)...found.step { taken.insert(j) }
+                }
             } else {
                 skipTo = found.made
             }
