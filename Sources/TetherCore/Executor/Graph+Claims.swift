@@ -376,6 +376,9 @@ extension Graph {
         // under them the build never asks for, so they are not claimed (a cell a sorted pass claimed for one
         // is let go of by `takesClaimedHits`), nor made (`claimedSkip`).
         var published: [Int] = []
+        // A revive only a `PublishedVariant` moving steps under a container step takes (`Plan.revivesOnlyUnderMoved`), and a
+        // container step's claim refused: past the claims, that revive is the build's unless every container step was claimed.
+        var revivesMoved = false, refused = false
         // The plan for the set of container steps cached now instead (`replay`; all: its `cachedVariant`, else the creating
         // `mixedVariant`), whose claims decline if that changed since.
         func switchesForCached(_ reason: Plan.Decline) -> Bool {
@@ -417,6 +420,7 @@ extension Graph {
                     // The claims stop where the build's do; the run claims it again where the build asks for it
                     // (`Plan.claimContainerSteps`) and reports its failure there (refused to a thread that must not
                     // wait or acts for a token, the cell taken since `checkBeforeNotWaiting`: `containerHeld` before).
+                    refused = true
                     break claims
                 }
                 continue
@@ -435,8 +439,10 @@ extension Graph {
             // A dead weak instance to revive: the run revives it where its check is where the build's walk reaches it
             // (`Plan.takePublished`, as `claimCreations`' run; at its early check, going on in its `PublishedVariant`, in a run
             // neither traced nor up to a cut); else the build's.
-            let revives = registration.borrow { Plan.Recorder.revives($0, scope) }
+            let revivable = registration.borrow { Plan.Recorder.revives($0, scope) }
+            let revives = revivable
                 && !plan.borrow { $0.revivesWhereReached(step, switching: !meeting && tracer == nil, met: meeting ? cutClaims?.met : nil) }
+            if revivable && !revives && plan.borrow({ $0.revivesOnlyUnderMoved(step) }) { revivesMoved = true }
             // Published before its claim: taken, as the build takes it where its walk asks (`claimCreations`); not in a run up to a cut.
             if let hit, !under && !revives && !meeting {
                 claimedHits.append((step, hit))
@@ -452,6 +458,16 @@ extension Graph {
                 releaseCells()
                 return false
             }
+        }
+        // (A container step cached, refused, or a creation step published: the variant's run would not keep the build's order
+        // under the container step it moves steps under, `Plan.PublishedVariant.movesUnderContainer`; the build's. One cached:
+        // a plan with it a leaf, `cachedVariant`, records no `PublishedVariant`, a container-scoped leaf's run reading positions
+        // in step order.)
+        if revivesMoved && (!cachedContainers.isEmpty || refused || !published.isEmpty) {
+            progress.pointee.decline = .notCached
+            dropClaimedHits()
+            releaseCells()
+            return false
         }
         return endClaims(plan, from: container)
     }

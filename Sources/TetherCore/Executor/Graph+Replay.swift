@@ -252,7 +252,7 @@ extension Graph {
         // steps, those the build asks for before the cut, `claimWithContainerSteps`, which claims none past it: no move).
         cutClaims = (met.cut, met.step)
         defer { cutClaims = nil }
-        progress.pointee.cutMoves = met.claims && plan.borrow { !$0.hasContainer && $0.meetsOnly(met.step, outer, progress.pointee.locals) }
+        progress.pointee.cutMoves = met.claims && plan.borrow { !$0.hasContainer && $0.failing == nil }
         (switchesToVariant, cutAskerCached) = (nil, false)  // (set by this plan's claims or run only)
         if met.claims, try !claimCreations(plan, root: root, from: container, meeting: true) {
             try replayPastFailure(plan, from: container, arguments: arguments)
@@ -273,11 +273,13 @@ extension Graph {
             if met.claims { releaseCells() }
             return switchedVariant(plan, from: container, cut: true) ?? leafVariant(plan, root, from: container)
         }
-        // (A creating run gone on in a `PublishedVariant`, `Plan.cutPosition`: the askers in that walk.)
+        // (A creating run gone on in a `PublishedVariant`, `Plan.cutPosition`: the askers in that walk. Its cut moved past a
+        // revived step, `PlanProgress.cutMoves`: the next step met, `PlanProgress.met`.)
         let variant = met.claims ? progress.pointee.variant : -1
-        cutOpen = plan.borrow { $0.opened(before: met.step, progress.pointee.locals, parents: variant >= 0 ? $0.publishedVariants[variant].parent : nil) }
+        let step = met.claims ? progress.pointee.met : met.step
+        cutOpen = plan.borrow { $0.opened(before: step, progress.pointee.locals, parents: variant >= 0 ? $0.publishedVariants[variant].parent : nil) }
         defer { cutOpen = [] }
-        throw Reentry.reentered(met.registration, by: self)
+        throw Reentry.reentered(step == met.step ? met.registration : plan.borrow { $0.registration(of: step, progress.pointee.locals) }, by: self)
     }
 
     /// After a cut run's claims found the asker of the step it meets cached (`cutAskerCached`: read and cleared) where

@@ -90,13 +90,19 @@ extension Plan {
                 taken.formUnion(B.Mask(word: variant.skip))  // (a plan of at most 64 steps: one word)
                 continue
             }
-            // Over the step a cut run meets, where the build's walk reaches it: the build never asks for that one then.
-            if M.cuts && movesCut(found, progress) { cut = .max }
+            // Over the step a cut run meets, where the build's walk reaches it: the build never asks for that one then, and
+            // meets the next one it asks for past it, if any (since branch revivev: where the plan meets other keys too).
+            if M.cuts && movesCut(found, progress) { cut = movedCut(M.self, past: found.step, graph, progress) }
             // Its dependencies' steps: those right before it that descend from it (post-order).
             let first = firstAsked(found.step)
             if found.container >= 0 {
-                // (Checked at the step itself, a later step taking one of its dependencies: those are made.)
-                for j in (found.at == found.made ? found.step : first)...found.step { taken.insert(j) }
+                // (Checked at the step itself, a later step taking one of its dependencies: those are made. In a variant's order,
+                // those it asked for first in that walk, `PublishedVariant.movesUnderContainer`.)
+                if order.baseAddress != madeSteps.baseAddress {
+                    for p in found.at...found.made { taken.insert(order[p]) }
+                } else {
+                    for j in (found.at == found.made ? found.step : first)...found.step { taken.insert(j) }
+                }
             } else {
                 skipTo = found.made
             }
@@ -122,6 +128,17 @@ extension Plan {
         let met = progress.pointee.met
         return progress.pointee.cutMoves && progress.pointee.variant < 0 && found.variant < 0 && found.container < 0 && found.reachedThere
             && met >= 0 && met < steps.count && descends(met, from: found.step)
+    }
+
+    /// The position in `madeSteps` of a cut run's cut moved past creation step `revived` (`movesCut`): where the build asks for
+    /// the next step it meets (`nextMeeting`; `PlanProgress.met` and `cut` that step's), `.max` if none: past the run's end.
+    /// (A request's meets only the one it moved past, `Graph.askedCutMoves`.) Out of line: rare.
+    @inline(never)
+    private func movedCut<M: RunMode>(_: M.Type, past revived: Int, _ graph: GraphRun?, _ progress: UnsafeMutablePointer<PlanProgress>) -> Int {
+        guard !M.requests, let next = graph.unsafelyUnwrapped.graph.borrow({ nextMeeting(past: revived, $0.outer, progress.pointee.locals) })
+        else { return .max }
+        (progress.pointee.cut, progress.pointee.met) = (next.cut, next.step)
+        return madeSteps.firstIndex { $0 >= next.cut } ?? madeSteps.count
     }
 
     /// `takePublished`'s container step (`found`): the instance a resolve nested in an earlier factory published in

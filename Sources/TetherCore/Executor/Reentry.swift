@@ -199,9 +199,11 @@ struct PlanProgress {
     var cut = 0
     /// With `cut`: the step the build meets under construction further out (`Plan.meeting`).
     var met = -1
-    /// With `met`: the plan meets no other key further out (`Plan.meetsOnly`) and the run may go past the cut: a creation step
-    /// over `met` found where the build's walk reaches it, at or before the cut (a dead weak one revived), moves the cut past
-    /// the run's end (`Plan.takePublished`), as the build then never asks for `met`. Set before the claims (which read it).
+    /// With `met`: the run may go past the cut (a creating one's, no failing plan's nor one with container steps; a request's
+    /// where the plan meets no other key further out, `Plan.meetsOnly`): a creation step over `met` found where the build's
+    /// walk reaches it, at or before the cut (a dead weak one revived), moves the cut (`Plan.takePublished`), as the build then
+    /// never asks for `met`: to where it asks for the next key it meets (`Plan.nextMeeting`, `met` and `cut` that one's, since
+    /// branch revivev), else past the run's end. Set before the claims (which read it).
     var cutMoves = false
     /// The `SupersedeClock` read before the resolve picked its plan (`Graph.resolve`): what a change since
     /// superseded is not cached (`Graph.run`, `Plan.RequestRun` copy it before any factory runs).
@@ -287,13 +289,7 @@ extension Plan {
         let identities = outer.map { $0.borrow { $0.constructionIdentity } }
         // (Read on the first step met: a nested resolve meeting none pays what `meets` does.)
         var first: [Int] = []
-        var met: (step: Int, registration: Borrowed<Registration>, cut: Int, claims: Bool)?
-        for i in 0..<steps.count {
-            let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
-            guard identities.contains(registration.borrow({ $0.constructionIdentity })) else { continue }
-            if first.isEmpty { first = firstAskedOfEach() }
-            if met == nil || first[i] < met!.cut || first[i] == met!.cut && i > met!.step { met = (i, registration, first[i], false) }
-        }
+        var met = firstMet(identities, locals, past: -1, &first).map { (step: $0.step, registration: $0.registration, cut: $0.cut, claims: false) }
         // A failing plan's open frames, outermost first: one asked for no later than that step (it asks for what follows it).
         if let failing {
             let open = failing.allOpen(locals)
@@ -311,6 +307,33 @@ extension Plan {
         // other path for a plan that meets a key further out (`cycle` before branch pickrest, none counted since branch requests).
         assert((met != nil) == meets(outer, locals), "meeting finds no cut for a plan that meets \(outer.count) keys")
         return met
+    }
+
+    /// The step among `identities` (what this thread constructs further out) the build's walk asks for first (its pre-order:
+    /// by where it is first asked, `firstAskedOfEach`, written to `first` on the first one found, an asker first), of those first
+    /// asked for past step `past` (-1: all): `meeting`'s, and the next one once a step over that is revived where the walk
+    /// reaches it (`nextMeeting`).
+    private func firstMet(_ identities: [ObjectIdentifier], _ locals: UnsafeMutablePointer<Borrowed<Registration>>, past: Int,
+                          _ first: inout [Int]) -> (step: Int, registration: Borrowed<Registration>, cut: Int)? {
+        var met: (step: Int, registration: Borrowed<Registration>, cut: Int)?
+        for i in 0..<steps.count {
+            let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
+            guard identities.contains(registration.borrow({ $0.constructionIdentity })) else { continue }
+            if first.isEmpty { first = firstAskedOfEach() }
+            guard first[i] > past else { continue }
+            if met == nil || first[i] < met!.cut || first[i] == met!.cut && i > met!.step { met = (i, registration, first[i]) }
+        }
+        return met
+    }
+
+    /// A run up to a cut (`meeting`, no failing plan's) past creation step `revived`, taken where the build's walk reaches it
+    /// (revived, published, `Plan.takePublished`) over the step it met: the build never asks for what `revived` asked for, and
+    /// goes on to the next step among `outer` it asks for, past `revived` (every other step met is: one under none of its
+    /// askers), which the run meets there (its cut, `PlanProgress.cutMoves`). Nil: none, the run goes on to its end.
+    func nextMeeting(past revived: Int, _ outer: [Borrowed<Registration>], _ locals: UnsafeMutablePointer<Borrowed<Registration>>)
+        -> (step: Int, cut: Int)? {
+        var first: [Int] = []
+        return firstMet(outer.map { $0.borrow { $0.constructionIdentity } }, locals, past: revived, &first).map { ($0.step, $0.cut) }
     }
 
     /// Where the build's walk first asks for step `i`: the first of its dependencies' steps (post-order), a cut there.

@@ -18,6 +18,13 @@ extension Plan {
         }
     }
 
+    /// Whether creation step `step` is revived only at an early check whose `PublishedVariant` moves steps under a container
+    /// step (`movesUnderContainer`): a run that claimed each container step, none cached nor refused, goes on in it.
+    func revivesOnlyUnderMoved(_ step: Int) -> Bool {
+        !creationChecks.contains { $0.step == step && $0.reachedThere }
+            && creationChecks.contains { $0.step == step && $0.variant >= 0 && publishedVariants[$0.variant].movesUnderContainer }
+    }
+
     /// Whether a run up to a cut at step `met` (`Plan.meeting`) goes on in every `PublishedVariant` that revives creation
     /// step `step` (`revivesWhereReached(_:switching:)`): `met` is a step each of those runs makes, so the build reviving
     /// it meets `met` where that walk asks for it (`cutPosition`). (Not a failing plan's open frame: no variant.)
@@ -178,6 +185,7 @@ extension Plan {
             while k >= 0 && !steps[k].isContainer { k = parent[k] }
             return k >= 0
         }
+        let ownRun = current == nil
         guard let current = current ?? walk(steps, inputs, leaves: []).flatMap({ plain in
             plain.order == Array(steps.indices) && plain.parent == steps.map(\.parent) ? (plain, madeSteps) : nil
         }) else { return }
@@ -200,9 +208,15 @@ extension Plan {
                   zip(entered, entered.dropFirst()).allSatisfy({ $0 < $1 }) else { continue }
             // Over container steps: each one's steps the plan's (see above); its check where the variant's walk asks for it.
             var containerChecks: [CreationCheck] = []
+            var moves = false
             if !containers.isEmpty {
-                guard !underContainer(c, current.walk.parent), !containers.contains(where: under),
-                      !walked.order.contains(where: { under($0) && underContainer($0, walked.parent) }) else { continue }
+                guard !underContainer(c, current.walk.parent), !containers.contains(where: under) else { continue }
+                // What it no longer asks for first going under a container step (since branch revivev: `movesUnderContainer`): only
+                // the plan's own run's variant, switched to before any factory (`start` 0: nothing nested published a container
+                // step yet), whose claims found each container step to claim, none cached nor refused (`Graph.claimWithContainerSteps`
+                // declines the revive else): each one's claim is where the build asks for it, nothing skipped under it.
+                moves = walked.order.contains(where: { under($0) && underContainer($0, walked.parent) })
+                guard !moves || ownRun && start == 0 else { continue }
                 var found = creationChecks(steps, inputs, creating: containers, walk: walked)
                 for k in found.indices { found[k].container = containers.firstIndex(of: found[k].step)! }
                 // (One made before the early check was checked there, in the same order; none straddles it, as none is over the step.)
@@ -226,7 +240,8 @@ extension Plan {
             publishedVariants(steps, inputs, creating: creating, &after, &variants, &arena, current: (walked, made + rest))
             early.append(CreationCheck(at: start, made: check.made, step: c, scope: check.scope, reachedThere: false, variant: index))
             variants[index] = PublishedVariant(step: c, skip: rest.reduce(0) { $0 | 1 << UInt($1) },
-                                               order: arena.copy(made + rest), checks: arena.copy(after), parent: arena.copy(walked.parent))
+                                               order: arena.copy(made + rest), checks: arena.copy(after), parent: arena.copy(walked.parent),
+                                               movesUnderContainer: moves)
         }
         checks = (checks + early).sorted { ($0.at, -$0.made) < ($1.at, -$1.made) }
     }

@@ -136,6 +136,10 @@ final class Plan: @unchecked Sendable {
         /// Per step, the step that asked for it first in that run (`Walk.parent`; -1: the root, or one it does not make):
         /// the frames open when a step's RESOLVER slot's factory runs there (`openFrames`), what only a taken one asked for (`takeBuilt`).
         var parent = UnsafeBufferPointer<Int>(start: nil, count: 0)
+        /// A step it makes goes under a container step in that walk that none asked for first in the plan's (D over the revived
+        /// W asked for under Session, which a later step takes: since branch revivev). Recorded only where the run switches
+        /// before any factory; its revive only where the claims found each container step to claim (`Plan.revivesOnlyUnderMoved`).
+        var movesUnderContainer = false
     }
 
     /// A slot a run makes per resolve (WEAK, LAZY, WEAK_LAZY, ALL, FACTORY, RESOLVER), input `Plan.slot(n)`
