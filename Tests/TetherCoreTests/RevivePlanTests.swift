@@ -468,11 +468,12 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
     /// - "revivedUnderV": revived, R over W and V, the outer resolve V's, whose factory resolves Y: the plan meets V too,
     ///   which the build meets past W (`notCached` before branch revivev, `Plan.meetsOnly` false): the run revives W at its
     ///   check and moves its cut to where the build asks for V (`Plan.nextMeeting`), reporting the build's cycle through V.
-    ///   "revivedUnderVThenZ": R over W, Z and V: Z made before the moved cut, let go of there with W's revived box.
+    ///   "revivedUnderVThenZ": R over W, Z and V: Z made before the moved cut, let go of there with W's revived box;
+    ///   "revivedUnderVThenZTraced" with a trace hook too.
     ///   "revivedUnderVByU": R over W and U, U (weak, revived) over V: the cut moved past W to V, then past U (over V) to
     ///   the run's end: the build meets neither, the nested R made.
     @Test(arguments: ["revived", "revivedThenZ", "revivedDeep", "revivedByGet", "revivedTraced", "revivedThenU", "gone", "liveWeak",
-                      "singleton", "revivedUnderV", "revivedUnderVThenZ", "revivedUnderVByU"])
+                      "singleton", "revivedUnderV", "revivedUnderVThenZ", "revivedUnderVByU", "revivedUnderVThenZTraced"])
     func aNestedResolveWhoseCutIsUnderAnAskerTheBuildTakesMakesIt(shape: String) throws {
         var outcomes: [Outcome] = []
         let outerV = shape.hasPrefix("revivedUnderV"), byU = shape == "revivedUnderVByU", thenU = shape == "revivedThenU"
@@ -505,7 +506,7 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
                 try fx.register("X", [dep("D")])
             }
             try fx.register("R", shape == "revivedThenZ" ? [dep("W"), dep("Z")] : shape == "revivedUnderV" ? [dep("W"), dep("V")]
-                            : shape == "revivedUnderVThenZ" ? [dep("W"), dep("Z"), dep("V")] : byU ? [dep("W"), dep("U")]
+                            : shape.hasPrefix("revivedUnderVThenZ") ? [dep("W"), dep("Z"), dep("V")] : byU ? [dep("W"), dep("U")]
                             : thenU ? [dep("W"), dep("U"), dep("X")] : [dep("W")], scope: .transient)
             var outcome = Outcome()
             var first: Instance? = try fx.resolve("R")
@@ -517,7 +518,7 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
             }
             fx.tracker.note("nesting")
             let events = Box<[String]>([])
-            if shape == "revivedTraced" { fx.container.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } } }
+            if shape.hasSuffix("Traced") { fx.container.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } } }
             nesting.value = true
             var requests: [String: Int] = [:]
             outcome.counts = try counted { requests = try countedRequests { _ = try fx.resolve(outerV ? "V" : "Y") } }
@@ -546,9 +547,14 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
                 : "cycle: dependency cycle through constructors: \"Y\" -> \"R\" -> \"W\" -> \"Y\"; the factory of \"Y\" resolves \"R\", whose "
                     + "construction needs \"Y\" before that factory returned; take \"R\" from the resolver of a completion callback of \"Y\" "
                     + "instead (tether_on_complete), once \"Y\" is made, weakly (tether_resolver_get_weak) or with the slot on \"Y\" declared TETHER_WEAK"
-            #expect(outcomes[1].seen == [cycle, "asked 1"], "\(outcomes[1].seen)")
+            // ("revivedUnderVThenZTraced": the moved cut's run tells Z's call and return, none for W's revive, no hit.)
+            let traced = shape.hasSuffix("Traced")
+                ? ["resolveStart V", "factoryCall V", "resolveStart Y", "factoryCall Y", "resolveStart R", "factoryCall Z", "factoryReturn Z",
+                   "destroy Z", "destroy W", "resolveEnd R", "factoryReturn Y", "resolveEnd Y", "destroy Y", "factoryReturn V", "resolveEnd V",
+                   "destroy V"] : []
+            #expect(outcomes[1].seen == [cycle, "asked 1"] + traced, "\(outcomes[1].seen)")
             // ("revivedUnderVThenZ": Z made before the moved cut, let go of there, then W's revived box.)
-            #expect(nested == ["nesting"] + (shape == "revivedUnderVThenZ" ? ["make Z", "drop Z"] : [])
+            #expect(nested == ["nesting"] + (shape.hasPrefix("revivedUnderVThenZ") ? ["make Z", "drop Z"] : [])
                     + (underV ? ["drop W", "make Y", "drop Y", "make V", "drop V"] : ["make Y", "drop Y"]), "\(nested)")
             // (V's plan, Y's and R's nested ones, none declining: R's cut moved past W to V.)
             #expect(outcomes[1].counts == (underV ? ["resolves": 3] : ["resolves": 2]), "\(outcomes[1].counts)")
