@@ -378,3 +378,17 @@ extension ChildCreatingContainerInputTests {
         #expect(run.logs[0] == ["make Db"] + child + child + ["drop Db"], "\(run.logs[0])")
     }
 }
+
+extension ChildCreatingContainerInputTests {
+    /// A's get takes the Session cached, nothing outside taking Conn: the Db's hit (under Conn, only the Session asked for it)
+    /// not told, as the build never asks for it (told in step order before branch cincreate, the get's path not skipping it).
+    @Test(arguments: [false, true]) func aLateClaimedContainerStepAGetTookTellsNoHitUnderIt(creating: Bool) throws {
+        let run = try lateClaimed(gets: true, handler: ["X"] + (creating ? ["W"] : []))
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
+        let events = run.seen[0].filter { $0.hasPrefix("factory") || $0.hasPrefix("cacheHit") }
+        let w = creating ? ["factoryCall W", "factoryReturn W"] : []
+        let again = ["factoryCall A", "cacheHit Session", "factoryReturn A", "factoryCall X", "factoryReturn X"] + w
+            + ["factoryCall Handler", "factoryReturn Handler"]
+        #expect(events.filter { $0 == "cacheHit Db" }.count == 2 && Array(events.suffix(again.count)) == again, "\(events)")
+    }
+}

@@ -243,9 +243,24 @@ extension Plan {
             // Taken from what a get built (or took cached: `takeBuilt`, which skips what only it asked for): not claimed.
             if into.graph.borrow({ $0.replaySkips.contains(c) }) {
                 let replayed = into.graph.borrow { $0.replaySkips }
+                let going = reordered
                 goOnInWalk(M.self, c, n, &order, &reordered, checks: &checks, check: check,
                            skipped: { skip.contains($0) || replayed.contains($0) },
                            run, locals, walked: &walked, position: &position, told: told)
+                // Traced, not gone on here: the hits only it asked for (a shared step's too) not told, as a hit's (below).
+                if run.tracer != nil && going == reordered {
+                    var (taken, besides) = (StepBits(), skip.stepBits)
+                    taken.insert(c)
+                    besides.formUnion(replayed)
+                    let under = stepsOnlyUnder(taken, from: first, besides: besides, keeping: true)!
+                    if walked != nil || (first..<c).contains(where: { !under.contains($0) }) {
+                        if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
+                        if walked != nil { tellPublishedInWalk(M.self, c, &walked!, &position, run, locals) }
+                    } else {
+                        tellHits(M.self, &told, to: first, run, Locals<OwnSteps>?.none)
+                        told = c + 1
+                    }
+                }
                 continue
             }
             let claimed = into.graph.borrow { g in
