@@ -218,7 +218,8 @@ extension ChildCreatingContainerInputTests {
     /// Session is claimed late (`Step.claimsLate`). Each child resolves the Handler twice, traced: the trees (the Session
     /// A got the Handler's or not) and the events, on both paths.
     /// `w`: W's dependencies; `nested`: X's factory resolves W (held until the Handler is dropped), published meanwhile.
-    private func lateClaimed(gets: Bool, handler: [String], w: [String] = [], nested: Bool = false) throws
+    /// `cache`: a second CONTAINER-scoped step claimed late, Cache (over Q), the Handler's before the Session.
+    private func lateClaimed(gets: Bool, handler: [String], w: [String] = [], nested: Bool = false, cache: Bool = false) throws
         -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
         try bothPaths { fx -> [String] in
             let held = Box<[Instance]>([])
@@ -237,7 +238,9 @@ extension ChildCreatingContainerInputTests {
                 held.withLock { $0.append(w) }
             }
             try fx.register("W", w.map { dep($0) }, scope: .weak)
-            try fx.register("Handler", [dep("A"), dep("Session")] + handler.map { dep($0) })
+            try fx.register("Q")
+            try fx.register("Cache", [dep("Q")], scope: .container)
+            try fx.register("Handler", [dep("A")] + (cache ? [dep("Cache")] : []) + [dep("Session")] + handler.map { dep($0) })
             _ = try fx.resolve("Db")
             var seen: [String] = []
             for _ in 0..<2 {
@@ -351,5 +354,41 @@ extension ChildCreatingContainerInputTests {
         #expect(hits.allSatisfy { events[$0 - 1] == "factoryReturn X" }, "\(events)")
         let again = Array(events[hits[1]...].prefix(4))
         #expect(again == ["cacheHit W", "factoryCall Y", "factoryReturn Y", "cacheHit Db"], "\(events)")
+    }
+}
+
+extension ChildCreatingContainerInputTests {
+    /// A second CONTAINER-scoped step claimed late, Cache (over Q), before the Session: both found cached, the build makes X
+    /// before Y and Conn. Still built (`containerInput`, warm and creating): `lateHitsKeepOrder` walks every order of the
+    /// claims, the Session taken first (as A's get takes it) with Cache's claim left refused, though a run goes on in the
+    /// walk's order at the last one it reaches (`goOnInWalk`, the get's a leaf already). The shape left for `goingOn`.
+    @Test(arguments: [false, true], [false, true]) func aSecondLateClaimedContainerStepIsStillBuilt(gets: Bool, creating: Bool) throws {
+        let run = try lateClaimed(gets: gets, handler: ["X", "Conn"] + (creating ? ["W"] : []), cache: true)
+        #expect(run.counts == ["resolves": 5, "containerInput": 4], "\(run.counts)")
+        let w: [String] = creating ? ["W"] : []
+        let session: [String] = ["Y", "Conn", "Z", "Session"], cached: [String] = ["Q", "Cache"]
+        let made: [String] = gets ? session + ["A"] + cached : ["A"] + cached + session
+        let first: [String] = made + ["X"] + w + ["Handler"]
+        let again: [String] = ["A", "X", "Y", "Conn"] + w + ["Handler"]
+        // Closed: the child's cache last published first.
+        let held: [String] = gets ? ["Cache", "Q", "Session", "Z", "Conn", "Y"] : ["Session", "Z", "Conn", "Y", "Cache", "Q"]
+        let drops: [String] = ["Handler"] + w + ["X", "A"]
+        let dropsAgain: [String] = Array(again.reversed()) + held
+        let child: [String] = first.map { "make \($0)" } + drops.map { "drop \($0)" } + again.map { "make \($0)" } + dropsAgain.map { "drop \($0)" }
+        #expect(run.logs[0] == ["make Db"] + child + child + ["drop Db"], "\(run.logs[0])")
+    }
+}
+
+extension ChildCreatingContainerInputTests {
+    /// A's get takes the Session cached, nothing outside taking Conn: the Db's hit (under Conn, only the Session asked for it)
+    /// not told, as the build never asks for it (told in step order before branch cincreate, the get's path not skipping it).
+    @Test(arguments: [false, true]) func aLateClaimedContainerStepAGetTookTellsNoHitUnderIt(creating: Bool) throws {
+        let run = try lateClaimed(gets: true, handler: ["X"] + (creating ? ["W"] : []))
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
+        let events = run.seen[0].filter { $0.hasPrefix("factory") || $0.hasPrefix("cacheHit") }
+        let w = creating ? ["factoryCall W", "factoryReturn W"] : []
+        let again = ["factoryCall A", "cacheHit Session", "factoryReturn A", "factoryCall X", "factoryReturn X"] + w
+            + ["factoryCall Handler", "factoryReturn Handler"]
+        #expect(events.filter { $0 == "cacheHit Db" }.count == 2 && Array(events.suffix(again.count)) == again, "\(events)")
     }
 }

@@ -243,9 +243,18 @@ extension Plan {
             // Taken from what a get built (or took cached: `takeBuilt`, which skips what only it asked for): not claimed.
             if into.graph.borrow({ $0.replaySkips.contains(c) }) {
                 let replayed = into.graph.borrow { $0.replaySkips }
+                let going = reordered
                 goOnInWalk(M.self, c, n, &order, &reordered, checks: &checks, check: check,
                            skipped: { skip.contains($0) || replayed.contains($0) },
                            run, locals, walked: &walked, position: &position, told: told)
+                // Traced, not gone on here: the hits only it asked for (a shared step's too) not told, as a hit's (below).
+                if run.tracer != nil && going == reordered {
+                    var (taken, besides) = (StepBits(), skip.stepBits)
+                    taken.insert(c)
+                    besides.formUnion(replayed)
+                    let under = stepsOnlyUnder(taken, from: first, besides: besides, keeping: true)!
+                    tellTakenLate(M.self, c, first: first, under: under, run, locals, told: &told, walked: &walked, position: &position)
+                }
                 continue
             }
             let claimed = into.graph.borrow { g in
@@ -269,19 +278,26 @@ extension Plan {
                            skipped: { skip.contains($0) || replayed.contains($0) },
                            run, locals, walked: &walked, position: &position, told: told)
                 if let tracer = run.tracer {
-                    // Some kept: its hits in the build's walk, `c` a leaf from here on (told in step order so far).
-                    if walked != nil || (first..<c).contains(where: { !under.contains($0) }) {
-                        if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
-                        if walked != nil { tellPublishedInWalk(M.self, c, &walked!, &position, run, locals) }
-                    } else {
-                        tellHits(M.self, &told, to: first, run, Locals<OwnSteps>?.none)
-                        told = c + 1
-                    }
+                    tellTakenLate(M.self, c, first: first, under: under, run, locals, told: &told, walked: &walked, position: &position)
                     tracer.borrow { t in hit.borrow { h in t.emit(.cacheHit, h.key, h.pointer) } }
                 }
             }
         }
         return nil
+    }
+
+    /// Traced, `claimLate`'s container step `c` taken (found cached at its claim, or by a get), `under` the steps only it
+    /// asked for, first asked for at `first`: the hits before it told; some kept, in the build's walk, `c` a leaf from here
+    /// on (told in step order so far); else none of those under it (the build never asks for them). `c`'s own: the caller's.
+    private func tellTakenLate<B, M: RunMode>(_: M.Type, _ c: Int, first: Int, under: StepBits, _ run: RunState, _ locals: Locals<B>,
+                                              told: inout Int, walked: inout Plan.Walk?, position: inout Int) {
+        if walked != nil || (first..<c).contains(where: { !under.contains($0) }) {
+            if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
+            if walked != nil { tellPublishedInWalk(M.self, c, &walked!, &position, run, locals) }
+        } else {
+            tellHits(M.self, &told, to: first, run, Locals<OwnSteps>?.none)
+            told = c + 1
+        }
     }
 
     /// `claimLate`'s container step `c` taken (a leaf of the build's walk from here on) at made step `n`, the steps `skipped`
