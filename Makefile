@@ -34,7 +34,7 @@ TSAN_CC      := $(dir $(shell readlink -f $$(command -v swift)))clang
 TSAN_RTDIR    = $(dir $(shell $(TSAN_CC) -print-file-name=libclang_rt.tsan-x86_64.so))
 TSAN         := -fsanitize=thread -shared-libsan
 
-.PHONY: all build demo test test-setup test-pythons test-conformance test-conformance-model test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-noplans test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz fuzz-diff install clean bench \
+.PHONY: all build demo test test-setup test-pythons test-conformance test-conformance-model test-conformance-c test-conformance-swift test-conformance-python test-swift test-c test-c-asan test-examples test-abi test-compile-fail test-readme test-install test-packaging test-python test-fuzz fuzz fuzz-diff install clean bench \
         test-tsan test-swift-tsan test-c-tsan
 
 all: build
@@ -77,7 +77,7 @@ $(BUILD)/tests-tsan/%: Tests/c/%.c $(wildcard Tests/c/*.h) include/tether.h incl
 $(TSAN_LIBDIR)/libtether.so: Package.swift $(shell find Sources -type f)
 	swift build -c release --product tether --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
-SUITES := test-swift test-c test-c-noplans test-c-asan test-conformance test-examples test-abi test-compile-fail \
+SUITES := test-swift test-c test-c-asan test-conformance test-examples test-abi test-compile-fail \
           test-readme test-install test-packaging test-python test-pythons test-fuzz
 
 # Every suite runs (to the end, even after one failed), then a summary counts what passed,
@@ -100,10 +100,10 @@ $(BUILD)/venv-%/ready: Tests/requirements.txt Tests/setup/venv.sh
 test-swift:
 	swift test
 
-# The conformance corpus (conformance/scenarios.json) on every path: the Swift core with plans
-# on and off, the C ABI plain, with TETHER_NO_PLANS=1 and under ASan+UBSan, Python with plans
-# on and off. Every path compares its trace with the same data, and the data with the reference
-# model (conformance/model.py: the design's semantics in plain Python, no library).
+# The conformance corpus (conformance/scenarios.json) on every path: the Swift core, the C ABI
+# plain and under ASan+UBSan, Python. Every path compares its trace with the same data, and the
+# data with the reference model (conformance/model.py: the design's semantics in plain Python, no
+# library).
 test-conformance: test-conformance-model test-conformance-swift test-conformance-c test-conformance-python
 
 test-conformance-model:
@@ -123,7 +123,6 @@ $(BUILD)/tests-asan/conformance: Tests/conformance/runner.c include/tether.h $(L
 
 test-conformance-c: $(BUILD)/conformance.lines $(BUILD)/tests/conformance $(BUILD)/tests-asan/conformance
 	$(BUILD)/tests/conformance $(BUILD)/conformance.lines
-	TETHER_NO_PLANS=1 $(BUILD)/tests/conformance $(BUILD)/conformance.lines
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:max_free_fill_size=4096 \
 	  $(BUILD)/tests-asan/conformance $(BUILD)/conformance.lines
 
@@ -137,12 +136,6 @@ test-conformance-python: $(LIB) $(VENV)/ready
 test-c: $(addprefix $(BUILD)/tests/,$(C_TESTS))
 	@failed=""; for t in $(C_TESTS); do echo "== $$t"; $(BUILD)/tests/$$t || failed="$$failed $$t"; done; \
 	  if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
-
-# The same C tests with every graph built step by step (no recorded plans): both
-# ways of resolving must pass everything.
-test-c-noplans: $(addprefix $(BUILD)/tests/,$(C_TESTS))
-	@failed=""; for t in $(C_TESTS); do echo "== $$t (no plans)"; TETHER_NO_PLANS=1 $(BUILD)/tests/$$t || failed="$$failed $$t"; done; \
-	  if [ -n "$$failed" ]; then echo "failed (no plans):$$failed"; exit 1; fi
 
 # AddressSanitizer + LeakSanitizer + UBSan over the same C tests: any report fails.
 # Freed memory is overwritten (max_free_fill_size), so the library, which is not

@@ -1339,7 +1339,7 @@ def reduce(path: str, runner: str) -> int:
             f.write("\n".join(convert({"scenarios": [{"name": "r", "steps": steps, "trace": []}]})) + "\n")
             f.flush()
             out = subprocess.run([runner, "-p", f.name], capture_output=True, text=True).stdout.splitlines()
-        return [line for line in out[out.index("## r") + 1:] if line and not line.startswith(("c: ", "c-noplans: "))]
+        return [line for line in out[out.index("## r") + 1:] if line and not line.startswith("c: ")]
 
     def differ(steps: list[dict[str, Any]]) -> bool:
         try:

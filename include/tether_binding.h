@@ -15,8 +15,7 @@
  * where it exists, unless TETHER_NO_MEMBARRIER is "1" when first needed: then fences). While a trace
  * hook is set (tether_set_trace, which moves the version and hit words) every resolve of that
  * container must reach the library: it describes no plan and never answers a held resolve with
- * the published singleton. A container made while TETHER_NO_PLANS is "1" (and its later children)
- * describes no plan.
+ * the published singleton.
  */
 #ifndef TETHER_BINDING_H
 #define TETHER_BINDING_H

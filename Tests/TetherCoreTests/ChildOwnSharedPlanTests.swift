@@ -1,53 +1,45 @@
 // A request's child registering a singleton or weak key of its own (issue 28, `notCached` and `sharedRoot`
 // before branch childown: a creation step of the child's own was declined, its cell and cache being each
 // child's): the component's creation plan makes it as a local creation step, each run claiming, making and
-// publishing the resolving child's registration's (`Plan.registration(of:_:)`). Each test runs the same
-// requests with plans on and off: the same observations and log (factories, callbacks, destructors in
-// order), and with plans on no resolve reaches `Graph.build` and none declines.
+// publishing the resolving child's registration's (`Plan.registration(of:_:)`). Each test asserts the
+// observations and log (factories, callbacks, destructors in order: the build's, which ran beside it as an
+// oracle until branch noplansoff), and that no resolve reaches `Graph.build` and none declines.
 import Testing
 @testable import TetherCore
 
 @Suite struct ChildOwnSharedPlanTests {
-    /// `rounds` requests, plans on then off: each a child with its own registrations (`register`), `body`
-    /// run on it, the child closed. With plans on: no build, no decline counted (`counted`); both ways the
-    /// same observations and log, nothing live after but `cached` instances, every destructor once.
-    private func expectSameBothWays(rounds: Int = 3, cached: Int = 0, _ setUp: (Fixture) throws -> Void,
+    /// `rounds` requests: each a child with its own registrations (`register`), `body` run on it, the child
+    /// closed. No build, no decline counted (`counted`); nothing live after but `cached` instances, every
+    /// destructor once. Returns the observations and the log (each test asserts them: the build's, which ran
+    /// beside it as an oracle until branch noplansoff).
+    private func servedRequests(rounds: Int = 3, cached: Int = 0, _ setUp: (Fixture) throws -> Void,
                                     register: (Fixture, Container, Int) throws -> Void,
                                     body: (Fixture, Container, Int) throws -> [String],
                                     sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {
-        var runs: [[String]] = []
-        for plans in [true, false] {
-            let fx = try Fixture()
-            fx.container.usesPlans = plans
-            try setUp(fx)
-            var seen: [String] = []
-            let builds = Container.buildsOnThisThread
-            let counts = try counted {
-                for round in 0..<rounds {
-                    let child = try fx.child()
-                    child.usesPlans = plans
-                    try register(fx, child, round)
-                    seen += try body(fx, child, round)
-                    fx.tracker.note("close \(round)")
-                    _ = try child.close()
-                }
+        let fx = try Fixture()
+        try setUp(fx)
+        var seen: [String] = []
+        let builds = Container.buildsOnThisThread
+        let counts = try counted {
+            for round in 0..<rounds {
+                let child = try fx.child()
+                try register(fx, child, round)
+                seen += try body(fx, child, round)
+                fx.tracker.note("close \(round)")
+                _ = try child.close()
             }
-            if plans {
-                #expect(Container.buildsOnThisThread == builds, "every resolve ran a plan", sourceLocation: sourceLocation)
-                #expect(counts.keys.sorted() == ["resolves"], "no decline: \(counts)", sourceLocation: sourceLocation)
-            }
-            #expect(fx.tracker.liveCount == cached && fx.tracker.badDrops == 0, sourceLocation: sourceLocation)
-            runs.append(seen + fx.tracker.log)
         }
-        #expect(runs[0] == runs[1], sourceLocation: sourceLocation)
-        return runs[0]
+        #expect(Container.buildsOnThisThread == builds, "every resolve ran a plan", sourceLocation: sourceLocation)
+        #expect(counts.keys.sorted() == ["resolves"], "no decline: \(counts)", sourceLocation: sourceLocation)
+        #expect(fx.tracker.liveCount == cached && fx.tracker.badDrops == 0, sourceLocation: sourceLocation)
+        return seen + fx.tracker.log
     }
 
     /// The child's own singleton Req (over the root's graph-scoped Db), a dependency of the root's Handler: made
     /// once per child on its first resolve, the second resolve takes it cached; each child's its own; it goes
     /// when its child closes, after the handlers that held it. Its completion callback runs once per child.
     @Test func aChildsOwnSingletonDependencyIsMadeOncePerChildOnThePlan() throws {
-        let log = try expectSameBothWays({ fx in
+        let log = try servedRequests({ fx in
             try fx.register("Db")
             try fx.register("Handler", [dep("Req"), dep("Db")], scope: .transient)
         }, register: { fx, child, round in
@@ -71,7 +63,7 @@ import Testing
     /// one creation plan makes all three (their cells claimed by the resolving child's registrations); the
     /// child's go at its close, the later made first; S stays the root's.
     @Test func twoOwnSingletonsAndTheOwnersUncachedOneInOnePlan() throws {
-        let log = try expectSameBothWays(cached: 1, { fx in
+        let log = try servedRequests(cached: 1, { fx in
             try fx.register("S", scope: .singleton)
             try fx.register("Handler", [dep("Repo"), dep("S")], scope: .transient)
         }, register: { fx, child, round in
@@ -94,7 +86,7 @@ import Testing
     /// The child's own weak Session: made on the first resolve, handed out again while a handler holds it
     /// (the second resolve takes it from its cache), made again once nothing holds it; each child's its own.
     @Test func aChildsOwnWeakDependencyIsACreationStep() throws {
-        let log = try expectSameBothWays({ fx in
+        let log = try servedRequests({ fx in
             try fx.register("Handler", [dep("Session")], scope: .transient)
         }, register: { fx, child, round in
             try fx.register("Session", scope: .weak, in: child, label: "Session\(round)")
@@ -113,7 +105,7 @@ import Testing
     /// A creation plan over the child's own singleton cached (a shared leaf of the child's, `matchesCaches`
     /// reading the resolving child's registration) and the root's S not cached (reset each round).
     @Test func theOwnersUncachedSingletonBesideTheChildsCachedOne() throws {
-        let log = try expectSameBothWays(cached: 1, { fx in
+        let log = try servedRequests(cached: 1, { fx in
             try fx.register("S", scope: .singleton)
             try fx.register("Handler", [dep("Req"), dep("S")], scope: .transient)
         }, register: { fx, child, round in
@@ -131,7 +123,7 @@ import Testing
     /// The child's own singleton and weak registrations as the root: each child's made once and cached, on
     /// a plan (the registration's own: a root's resolve is its container's), in every child.
     @Test func aChildsOwnSingletonAndWeakRootsRunPlans() throws {
-        let log = try expectSameBothWays({ fx in
+        let log = try servedRequests({ fx in
             try fx.register("Db")
         }, register: { fx, child, round in
             try fx.register("Req", [dep("Db")], scope: .singleton, in: child, label: "Req\(round)")
@@ -152,7 +144,7 @@ import Testing
     /// resolving sub-request's), neither cached, under a sub-request with a registration of its own: local
     /// creation steps of the stacked component's creation plan, published into the middle child's registrations.
     @Test func aStackedLevelsOwnSingletonAndWeakRegistrations() throws {
-        let log = try expectSameBothWays({ fx in
+        let log = try servedRequests({ fx in
             try fx.register("Handler", [dep("Conn"), dep("Session"), dep("Tag")], scope: .transient)
         }, register: { fx, child, round in
             try fx.register("Db", in: child, label: "Db@child\(round)")
@@ -162,7 +154,6 @@ import Testing
             var seen: [String] = []
             for n in 0..<2 {
                 let sub = try fx.child(of: child)
-                sub.usesPlans = child.usesPlans
                 try fx.register("Tag", in: sub, label: "Tag\(round).\(n)")
                 try fx.register("Db", in: sub, label: "Db@sub\(round).\(n)")
                 let h = try fx.resolve("Handler", in: sub), again = try fx.resolve("Handler", in: sub)
@@ -185,7 +176,7 @@ import Testing
     /// build's abort does; the next resolve in the same child makes it again, once.
     @Test func aFailureAfterTheChildsOwnSingletonLetsGoOfIt() throws {
         let fail = Box(true)
-        let log = try expectSameBothWays({ fx in
+        let log = try servedRequests({ fx in
             try fx.register("F") { _ in if fail.value { throw CallbackFailure(reason: "no F") } }
             try fx.register("Handler", [dep("Req"), dep("F")], scope: .transient)
         }, register: { fx, child, round in

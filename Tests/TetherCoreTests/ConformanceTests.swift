@@ -1,5 +1,6 @@
-// The conformance corpus (conformance/scenarios.json) against the core, with
-// plans on and off: every scenario's trace must equal the one in the data. The
+// The conformance corpus (conformance/scenarios.json) against the core (path
+// "swift-plans"; "swift-noplans", plans off, ran beside it until branch noplansoff):
+// every scenario's trace must equal the one in the data. The
 // generic factory, callbacks and actions are described in conformance/README.md;
 // this file implements them once for the core (TestBridge makes the slot words).
 import Foundation
@@ -115,7 +116,6 @@ private struct Failure: Error { let shown: String }
 
 /// One scenario on one path: containers, variables, flags and the trace.
 private final class Run: @unchecked Sendable {
-    let plans: Bool
     let bridge = TestBridge()
     let lock = NSLock()
     var trace: [String] = []
@@ -130,14 +130,12 @@ private final class Run: @unchecked Sendable {
     var counting: [String: Int]?
     let setups = corpus["setups"] as? [String: [JSON]] ?? [:]
 
-    init(plans: Bool) throws {
-        self.plans = plans
+    init() throws {
         try newContainer("root", parent: nil)
     }
 
     func newContainer(_ name: String, parent: String?) throws {
         let c = try Container(parent: parent.map { container($0) }, bridge: bridge)
-        c.usesPlans = plans
         containers.append((name, c))
     }
 
@@ -621,21 +619,21 @@ private final class Run: @unchecked Sendable {
 }
 
 @Suite struct ConformanceTests {
-    @Test(arguments: scenarioNames, ["swift-plans", "swift-noplans"])
+    @Test(arguments: scenarioNames, ["swift-plans"])
     func scenario(_ name: String, _ path: String) throws {
         let s = scenarioData(named: name)
         if applies(s["skip"], path) != nil { return }
         let steps = s["steps"] as! [JSON]
         var counts: [String: Int] = [:]
         let trace: [String] = try {
-            let run = try Run(plans: path == "swift-plans")
+            let run = try Run()
             counts = try counted { for step in steps { try run.step(step) } }
             run.finish()
             return run.trace
         }()
         // Issue 28: no resolve of the corpus's goes to the build for a shared key not cached that no plan makes (as on the
         // C path). Not where threads race (another thread's publications or resets under the picks, counted on theirs).
-        if path == "swift-plans" && !steps.contains(where: { $0["threads"] != nil }) {
+        if !steps.contains(where: { $0["threads"] != nil }) {
             #expect(counts["notCached"] == nil, "\(name): \(counts)")
         }
         let expected = s["trace"] as! [String]

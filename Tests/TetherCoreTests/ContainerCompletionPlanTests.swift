@@ -2,8 +2,8 @@
 // (issue 28 item 1, `containerScoped`, `containerWithCompletions`): such a plan replays
 // into the thread's graph, which claims the container steps' cells in the resolving child as its
 // build does, runs the callbacks, and publishes what it made only when the resolve succeeds. Each
-// test runs the same requests with plans on and off: the same factory calls, callbacks, drops and
-// their order, and the plan's path asserted by `PlanStats` (no decline counted).
+// test asserts the factory calls, callbacks, drops and their order (the build's, which ran beside it as
+// an oracle until branch noplansoff), and the plan's path by `PlanStats` (no decline counted).
 import Foundation
 import Testing
 @testable import TetherCore
@@ -11,11 +11,10 @@ import Testing
 @Suite struct ContainerCompletionPlanTests {
     /// `requests` children, each resolving `root` `times` times (each instance dropped before the
     /// next, what is container-scoped kept by the child), then closed: the log, the counts.
-    private func serve(plans: Bool, root: String = "Handler", requests: Int = 3, times: Int = 3,
+    private func serve(root: String = "Handler", requests: Int = 3, times: Int = 3,
                        arguments: (Int) -> [Argument] = { _ in [] }, current: Box<Container?>? = nil,
                        _ setUp: (Fixture) throws -> Void) throws -> (log: [String], counts: [String: Int], fx: Fixture) {
         let fx = try Fixture()
-        fx.container.usesPlans = plans
         try setUp(fx)
         let counts = try counted {
             for r in 0..<requests {
@@ -57,9 +56,7 @@ import Testing
             }
             try fx.register("Handler", [dep("Session")])
         }
-        let planned = try serve(plans: true, current: current, setUp)
-        let built = try serve(plans: false, current: current, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log)  // build oracle: drops with Graph.build
+        let planned = try serve(current: current, setUp)
         // Each child: its first Handler makes the Session (completed, refused to the nested resolve), the next two
         // take it cached; the child's close drops the Session, then its Req.
         let child = ["make Req", "make Session", "make Handler", "complete Session", "nested Session: cycle", "resolved Handler _",
@@ -87,9 +84,7 @@ import Testing
             }
             try fx.register("Handler", [dep("Session")])
         }
-        let planned = try serve(plans: true, times: 2, setUp)
-        let built = try serve(plans: false, times: 2, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log)  // build oracle: drops with Graph.build
+        let planned = try serve(times: 2, setUp)
         // Each child: the first resolve's callback fails (dependents dropped first), the second's succeeds.
         let child = ["make Req", "make Session", "make Handler", "complete Session", "drop Handler", "drop Session", "drop Req",
                      "failed factoryFailed", "make Req", "make Session", "make Handler", "complete Session", "resolved Handler _",
@@ -110,9 +105,7 @@ import Testing
             try fx.register("Handler", [.argument(.i64), dep("Session")])
         }
         let arguments = { (n: Int) in [Argument(type: .i64, bits: UInt64(40 + n))] }
-        let planned = try serve(plans: true, times: 2, arguments: arguments, setUp)
-        let built = try serve(plans: false, times: 2, arguments: arguments, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log)  // build oracle: drops with Graph.build
+        let planned = try serve(times: 2, arguments: arguments, setUp)
         #expect(planned.log == (0..<3).flatMap { r in
             ["make Req", "make Session", "make Handler", "complete Session", "resolved Handler \(40 + 2 * r)", "drop Handler",
              "make Handler", "resolved Handler \(41 + 2 * r)", "drop Handler", "drop Session", "drop Req", "closed"]
@@ -133,9 +126,8 @@ import Testing
             try fx.register("Late", [dep("Session"), dep("Conn")], scope: .container)
             try fx.register("Handler", [dep("Late"), dep("Session")])
         }
-        let run = { (plans: Bool) throws -> (log: [String], counts: [String: Int]) in
+        let run = { () throws -> (log: [String], counts: [String: Int]) in
             let fx = try Fixture()
-            fx.container.usesPlans = plans
             try setUp(fx)
             var counts: [String: Int] = [:]
             for _ in 0..<3 {
@@ -151,9 +143,7 @@ import Testing
             #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
             return (fx.tracker.log, counts)
         }
-        let planned = try run(true)
-        let built = try run(false)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log)  // build oracle: drops with Graph.build
+        let planned = try run()
         // Each child: the Session cached first; the first Handler makes Late over it with its Conn, the second takes
         // both cached; the close drops Late (then its Conn), then the Session (then its Req).
         let child = ["make Req", "make Session", "make Conn", "make Late", "make Handler", "drop Handler", "make Handler",

@@ -1,9 +1,9 @@
 // Plans with container steps over made steps (issue 28 item 1, `containerInput`): a request
 // child's CONTAINER-scoped Session over graph- and transient-scoped instances is a step of the
 // root's plan, its inputs made before it in the build's order; a resolve finding the Session
-// cached makes none of what only the Session asked for, as the build does. Each test runs the
-// same requests with plans on and off: the same factory calls, slots, drops and their order,
-// and the plan's path asserted by `PlanStats` (no decline counted).
+// cached makes none of what only the Session asked for, as the build does. Each test asserts
+// the factory calls, slots, drops and their order (the build's, which ran beside it as an oracle
+// until branch noplansoff), and the plan's path by `PlanStats` (no decline counted).
 import Foundation
 import Testing
 @testable import TetherCore
@@ -14,10 +14,9 @@ import Testing
 
     /// `requests` children, each resolving `root` `times` times (each instance dropped before the
     /// next, the Session kept by the child), then closed: the log, the trees, the counts.
-    private func serve(plans: Bool, root: String = "Handler", requests: Int = 3, times: Int = 3,
+    private func serve(root: String = "Handler", requests: Int = 3, times: Int = 3,
                        _ setUp: (Fixture) throws -> Void) throws -> (log: [String], trees: [String], counts: [String: Int], fx: Fixture) {
         let fx = try Fixture()
-        fx.container.usesPlans = plans
         try setUp(fx)
         var trees: [String] = []
         let counts = try counted {
@@ -43,9 +42,7 @@ import Testing
             try fx.register("Clock")
             try fx.register("Handler", [dep("Clock"), dep("Session"), dep("Log")])
         }
-        let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        let planned = try serve(setUp)
         // The first resolve of a request makes the Session's own steps; the next ones take it cached and make none of them.
         // A release drops the Handler, then its Log and Clock (the Session holds its own); the child's close drops the
         // Session, then what it holds, last made first.
@@ -73,9 +70,7 @@ import Testing
             try fx.register("Clock")
             try fx.register("Handler", [dep("Session"), dep("Clock"), dep("Conn")])
         }
-        let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        let planned = try serve(setUp)
         // The first resolve: one Conn, the Session's, which the Handler takes too; the next ones: a Conn of their own.
         let next = ["make Clock", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Clock"]
         let request = ["make Conn", "make Session", "make Clock", "make Handler", "drop Handler", "drop Clock"] + next + next + ["drop Session", "drop Conn"]
@@ -98,9 +93,7 @@ import Testing
             try fx.register("Session", [dep("Db")], scope: .container)
             try fx.register("Handler", [dep("Session")])
         }
-        let planned = try serve(plans: true, times: 2, setUp)
-        let built = try serve(plans: false, times: 2, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        let planned = try serve(times: 2, setUp)
         let request = ["make Session", "make Handler", "drop Handler", "make Handler", "drop Handler", "drop Session"]
         #expect(planned.log == ["make Db"] + Array(repeating: request, count: 3).flatMap { $0 })
         #expect(planned.trees == Array(repeating: "Handler(Session(Db))", count: 6))
@@ -123,9 +116,7 @@ import Testing
             _ = try fx.resolve("Db")
         }
         for root in ["Session", "Handler"] {
-            let planned = try serve(plans: true, root: root, setUp)
-            let built = try serve(plans: false, root: root, setUp)  // build oracle: drops with Graph.build
-            #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+            let planned = try serve(root: root, setUp)
             // Db cached by the set-up; each child: its Session (and Conn) made by its first resolve, dropped at its close.
             let handlers = root == "Session" ? [] : Array(repeating: ["make Handler", "drop Handler"], count: 3).flatMap { $0 }
             #expect(planned.log == ["make Db"] + Array(repeating: ["make Conn", "make Session"] + handlers + ["drop Session", "drop Conn"], count: 3).flatMap { $0 })
@@ -190,9 +181,8 @@ import Testing
     /// A factory under the Session failing: the error names the path through the Session, nothing
     /// made is cached or kept, each destructor runs once; the next resolve makes the Session again.
     @Test func aFailureUnderTheContainerStepCachesNothing() throws {
-        for plans in [true, false] {
+        do {
             let fx = try Fixture()
-            fx.container.usesPlans = plans  // build oracle: drops with Graph.build (and the loop over `plans`)
             let failing = Box(false)
             try fx.register("Log", scope: .transient)
             try fx.register("Conn", [dep("Log")], body: { _ in if failing.value { throw CallbackFailure(reason: "conn down") } })
@@ -221,9 +211,8 @@ import Testing
 @Suite struct ArgumentDependencyPlanTests {
     @Test func aPlanFailsWhereTheBuildMeetsADependencyTakingArguments() throws {
         var logs: [[String]] = []
-        for plans in [true, false] {
+        do {
             let fx = try Fixture()
-            fx.container.usesPlans = plans
             try fx.register("Y")
             try fx.register("X", scope: .transient)
             try fx.register("A", [.argument(.i64)])
@@ -242,15 +231,12 @@ import Testing
             }
             let after = PlanStats.thisThread()
             #expect(after["resolves", default: 0] - before["resolves", default: 0] == 6)
-            if plans {
-                #expect(after.filter { $0.key != "resolves" } == before.filter { $0.key != "resolves" }, "the plan's path: no decline")
-                #expect(fx.container.registration(for: Key("R"))!.hasCurrentPlan)
-            }
+            #expect(after.filter { $0.key != "resolves" } == before.filter { $0.key != "resolves" }, "the plan's path: no decline")
+            #expect(fx.container.registration(for: Key("R"))!.hasCurrentPlan)
             #expect(fx.tracker.made("Y") == 3 && fx.tracker.made("X") == 3 && fx.tracker.calls("A") == 0 && fx.tracker.calls("B") == 0)
             #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
             logs.append(fx.tracker.log)
         }
-        #expect(logs[0] == logs[1])  // build oracle: drops with Graph.build
         // Each R: Y and X made, then let go of, last made first, where the build meets A; W fails before any factory.
         #expect(logs[0] == Array(repeating: ["make Y", "make X", "drop X", "drop Y"], count: 3).flatMap { $0 })
     }
@@ -259,9 +245,8 @@ import Testing
     /// child's plan passes them to the root (`arguments` before), each resolve its own.
     @Test func aChildsPlanPassesTheRootsArguments() throws {
         var trees: [[String]] = []
-        for plans in [true, false] {
+        do {
             let fx = try Fixture()
-            fx.container.usesPlans = plans
             try fx.register("G", [dep("Own"), .argument(.i64)])
             let counts = try (0..<3).map { n -> [String: Int] in
                 let child = try fx.child()
@@ -277,10 +262,9 @@ import Testing
                 for (name, n) in before { delta[name, default: 0] -= n }
                 return delta.filter { $0.value != 0 }
             }
-            if plans { #expect(counts.dropFirst().allSatisfy { $0 == ["resolves": 1] }, "\(counts)") }
+            #expect(counts.dropFirst().allSatisfy { $0 == ["resolves": 1] }, "\(counts)")
             #expect(fx.tracker.made("Own") == 3 && fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
         }
-        #expect(trees[0 ..< 3] == trees[3 ..< 6])  // build oracle: drops with Graph.build
         #expect(trees[0 ..< 3].map(\.[0]) == ["Own 40", "Own 41", "Own 42"])
     }
 
@@ -288,9 +272,8 @@ import Testing
     /// CONTAINER-scoped Session (`containerInput` before: the creating walk declined a weak creation step
     /// there, the warm plan a weak shared one), each request a child of the root or of a child (`nested`).
     /// W dies with each request's Session unless `keep` holds one made before (then every request takes it).
-    private func serveWeak(plans: Bool, keep: Bool, nested: Bool) throws -> (log: [String], trees: [String], counts: [String: Int], fx: Fixture) {
+    private func serveWeak(keep: Bool, nested: Bool) throws -> (log: [String], trees: [String], counts: [String: Int], fx: Fixture) {
         let fx = try Fixture()
-        fx.container.usesPlans = plans
         try fx.register("W", scope: .weak)
         try fx.register("Session", [dep("W")], scope: .container)
         try fx.register("Clock")
@@ -321,9 +304,7 @@ import Testing
     /// cache. The same makes, drops and trees as the build; no resolve built.
     @Test(arguments: [(false, false), (true, false), (false, true), (true, true)])
     func aWeakKeyUnderAContainerStepIsPlanned(keep: Bool, nested: Bool) throws {
-        let planned = try serveWeak(plans: true, keep: keep, nested: nested)
-        let built = try serveWeak(plans: false, keep: keep, nested: nested)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        let planned = try serveWeak(keep: keep, nested: nested)
         // Each request: its first Handler makes the Session (and W, unless kept alive), the next two take it cached;
         // the child's close drops the Session, then W if only it held W (else W goes when `kept` lets go of it, last).
         let next = ["make Clock", "make Handler", "drop Handler", "drop Clock"]

@@ -17,10 +17,9 @@ import TetherCore
         _ = try fx.resolve("S")
     }
 
-    /// The drop order of one resolve and release of "A", plans on or off.
-    private func drops(plans: Bool, _ setUp: (Fixture) throws -> Void) throws -> [String] {
+    /// The drop order of one resolve and release of "A".
+    private func drops(_ setUp: (Fixture) throws -> Void) throws -> [String] {
         let fx = try Fixture()
-        fx.container.usesPlans = plans
         try setUp(fx)
         for _ in 0..<3 { _ = try fx.resolve("A") }
         #expect(fx.tracker.badDrops == 0)
@@ -28,9 +27,7 @@ import TetherCore
     }
 
     @Test func destructionOrderIsTheGraphs() throws {
-        let replayed = try drops(plans: true, diamond)
-        // build oracle: drops with Graph.build
-        #expect(replayed == (try drops(plans: false, diamond)))
+        let replayed = try drops(diamond)
         // Each of the three resolves: reverse creation order, D after both dependents.
         #expect(replayed == Array(repeating: ["drop A", "drop C", "drop B", "drop D"], count: 3).flatMap { $0 })
         #expect(!replayed.contains("drop S"), "the cached singleton stays")

@@ -5,11 +5,10 @@ import Testing
 @testable import TetherCore
 
 @Suite struct LargePlanTests {
-    /// What the resolves of `resolving` did, with plans on or off, and the `PlanStats` counts.
-    private func run(plans: Bool, _ setUp: (Fixture) throws -> Void,
+    /// What the resolves of `resolving` did, and the `PlanStats` counts.
+    private func run(_ setUp: (Fixture) throws -> Void,
                      _ resolving: (Fixture) throws -> [String]) throws -> (log: [String], seen: [String], counts: [String: Int]) {
         let fx = try Fixture()
-        fx.container.usesPlans = plans
         try setUp(fx)
         var seen: [String] = []
         let counts = try counted { seen = try resolving(fx) }
@@ -18,19 +17,16 @@ import Testing
         return (fx.tracker.log, seen, counts)
     }
 
-    /// The plan's run is the build's, and every resolve of `resolving` ran a plan.
+    /// The plan's run is `expected` and `expectedSeen` (the build's, which ran beside it as an oracle until branch
+    /// noplansoff), and every resolve of `resolving` ran a plan.
     private func expectPlannedAsBuilt(log expected: [String]? = nil, seen expectedSeen: [String]? = nil,
                                       _ setUp: @escaping (Fixture) throws -> Void,
                                       sourceLocation: SourceLocation = #_sourceLocation,
                                       _ resolving: @escaping (Fixture) throws -> [String]) throws {
-        let planned = try run(plans: true, setUp, resolving)
-        let built = try run(plans: false, setUp, resolving)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log, sourceLocation: sourceLocation)  // build oracle: drops with Graph.build
-        #expect(planned.seen == built.seen, sourceLocation: sourceLocation)  // build oracle: drops with Graph.build
+        let planned = try run(setUp, resolving)
         if let expected { #expect(planned.log == expected, sourceLocation: sourceLocation) }
         if let expectedSeen { #expect(planned.seen == expectedSeen, sourceLocation: sourceLocation) }
         #expect(planned.counts.keys.sorted() == ["resolves"], "\(planned.counts)", sourceLocation: sourceLocation)
-        #expect(built.counts["plansOff"] != nil, sourceLocation: sourceLocation)  // build oracle: drops with Graph.build
     }
 
     /// The labels below `obj`, depth first, each strong slot's subtree (a transient's label repeats).
@@ -48,12 +44,12 @@ import Testing
         return out
     }
 
-    /// `bothPaths` of H (its R, slot 0, container-scoped) resolved twice in each of two children ("a", "b"; `inChild`
+    /// `planned` of H (its R, slot 0, container-scoped) resolved twice in each of two children ("a", "b"; `inChild`
     /// registers in each first): whether each H's R is the child's first and how many T were made, then, after the
     /// child's close, how many R were made and dropped.
     private func rPerChild(_ setUp: (Fixture) throws -> Void, inChild: (Fixture, Container) throws -> Void = { _, _ in })
-        throws -> (logs: [[String]], seen: [[String]], counts: [String: Int]) {
-        try bothPaths { fx -> [String] in
+        throws -> (log: [String], seen: [String], counts: [String: Int]) {
+        try planned { fx -> [String] in
             try setUp(fx)
             var seen: [String] = []
             for name in ["a", "b"] {
@@ -75,11 +71,11 @@ import Testing
         }
     }
 
-    /// H resolved twice in each of two children, `after` read once each is closed: served alike (`servedAlike`,
-    /// 4 resolves, none built); what `after` read, plans on.
+    /// H resolved twice in each of two children, `after` read once each is closed (`served`: 4 resolves, none
+    /// built); what `after` read.
     private func hTwiceInTwoChildren(_ setUp: (Fixture) throws -> Void, sourceLocation: SourceLocation = #_sourceLocation,
                                      after: (Fixture) -> String) throws -> [String] {
-        try servedAlike(resolves: 4, sourceLocation: sourceLocation) { fx -> [String] in
+        try served(resolves: 4, sourceLocation: sourceLocation) { fx -> [String] in
             try setUp(fx)
             var seen: [String] = []
             for _ in 0..<2 {
@@ -223,7 +219,7 @@ import Testing
     /// largemasks the set is a plan's of any size (`StepBits`): the plan serves it, with the build's behaviour.
     @Test func aResolversGetOfAStepPastThe64thIsTheGraphs() throws {
         let length = Plan.maxSteps + 6
-        let run = try bothPaths { fx -> [String] in
+        let run = try planned { fx -> [String] in
             let bridge = fx.bridge
             try fx.register("A", [.resolver]) { obj in
                 guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
@@ -243,8 +239,7 @@ import Testing
             return seen
         }
         #expect(run.counts == ["resolves": 2], "\(run.counts)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")  // build oracle: drops with Graph.build
-        #expect(run.seen[0] == ["X made 1, A's X is H's: true", "X made 2, A's X is H's: true"], "\(run.seen[0])")
+        #expect(run.seen == ["X made 1, A's X is H's: true", "X made 2, A's X is H's: true"], "\(run.seen)")
     }
 
     /// A resolver's request (O's get) for H, whose plan of more than 64 steps makes X past its 64th step, and whose
@@ -254,7 +249,7 @@ import Testing
     @Test func aRequestsGetOfAStepPastThe64thIsTheGraphs() throws {
         let length = Plan.maxSteps + 6
         var requests: [String: Int] = [:]
-        let run = try bothPaths { fx -> [String] in
+        let run = try planned { fx -> [String] in
             let bridge = fx.bridge
             try fx.register("O", [.resolver], scope: .transient) { obj in
                 guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
@@ -277,11 +272,10 @@ import Testing
                     }
                 }
             }
-            if fx.container.usesPlans { requests = delta }
+            requests = delta
             return seen
         }
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")  // build oracle: drops with Graph.build
-        #expect(run.seen[0] == ["X made 1 dropped 0, A's X is H's: true", "X made 2 dropped 1, A's X is H's: true"], "\(run.seen[0])")
+        #expect(run.seen == ["X made 1 dropped 0, A's X is H's: true", "X made 2 dropped 1, A's X is H's: true"], "\(run.seen)")
         #expect(run.counts == ["resolves": 2], "\(run.counts)")
         // (O's get of H, and A's of X meanwhile: each a plan's.)
         #expect(requests == ["requests": 4, "plan": 4], "\(requests)")
@@ -293,7 +287,7 @@ import Testing
     @Test func aRequestTakesTheGraphsStepPastThe64th() throws {
         let length = Plan.maxSteps + 6
         var requests: [String: Int] = [:]
-        let run = try bothPaths { fx -> [String] in
+        let run = try planned { fx -> [String] in
             let bridge = fx.bridge
             try fx.register("O", [.resolver, dep("X")], scope: .transient) { obj in
                 guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
@@ -312,18 +306,17 @@ import Testing
                     }
                 }
             }
-            if fx.container.usesPlans { requests = delta }
+            requests = delta
             return seen
         }
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")  // build oracle: drops with Graph.build
-        #expect(run.seen[0] == ["X made 1, O's X is H's: true, P0 made 1", "X made 2, O's X is H's: true, P0 made 2"], "\(run.seen[0])")
+        #expect(run.seen == ["X made 1, O's X is H's: true, P0 made 1", "X made 2, O's X is H's: true, P0 made 2"], "\(run.seen)")
         #expect(run.counts == ["resolves": 2], "\(run.counts)")
         #expect(requests == ["requests": 2, "plan": 2], "\(requests)")
     }
 
     /// A container-scoped step past the 64th step (R over 65 transients: step 65), and past the 128th (over 130):
     /// `tooLarge` before branch largemasks (a run noted container steps by step in one word per kind); a plan now,
-    /// its masks `StepBits` (`Plan.wideMasks`). The build's behaviour on both paths: R made once per child, taken
+    /// its masks `StepBits` (`Plan.wideMasks`). The build's behaviour: R made once per child, taken
     /// from its cache by the second resolve (the transients under it not made), let go of at the child's close.
     @Test(arguments: [65, 130]) func aContainerStepPastThe64thStepIsAPlan(transients: Int) throws {
         let run = try rPerChild { fx in
@@ -332,18 +325,17 @@ import Testing
             try fx.register("T", scope: .transient)
         }
         #expect(run.counts == ["resolves": 4], "\(run.counts)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")  // build oracle: drops with Graph.build
         let t = transients + 1
-        #expect(run.seen[0] == ["a: R the first: true, T made \(t)", "a: R the first: true, T made \(t + 1)", "a: R made 1 dropped 1",
-                                "b: R the first: true, T made \(2 * t + 1)", "b: R the first: true, T made \(2 * t + 2)", "b: R made 2 dropped 2"],
-                "\(run.seen[0])")
+        #expect(run.seen == ["a: R the first: true, T made \(t)", "a: R the first: true, T made \(t + 1)", "a: R made 1 dropped 1",
+                             "b: R the first: true, T made \(2 * t + 1)", "b: R the first: true, T made \(2 * t + 2)", "b: R made 2 dropped 2"],
+                "\(run.seen)")
     }
 
     /// A factory failing after a container step past the 64th step: the build publishes nothing (the next resolve
     /// makes R again) and lets go of what it made, last made first; the plan alike (`tooLarge` before branch largemasks).
     @Test func aFailureAfterAContainerStepPastThe64thStepIsAPlan() throws {
         let failing = Box(true)
-        let run = try bothPaths { fx -> [String] in
+        let run = try planned { fx -> [String] in
             try fx.register("H", [dep("R"), dep("F")], scope: .transient)
             try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container)
             try fx.register("T", scope: .transient)
@@ -360,11 +352,10 @@ import Testing
             return seen
         }
         #expect(run.counts == ["resolves": 3], "\(run.counts)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")  // build oracle: drops with Graph.build
-        #expect(run.seen[0].count == 3 && run.seen[0][0].contains("F refused") && run.seen[0][1] == "R made 1 dropped 1, T dropped 65"
-                && run.seen[0][2] == "R made 2 dropped 1", "\(run.seen[0])")
+        #expect(run.seen.count == 3 && run.seen[0].contains("F refused") && run.seen[1] == "R made 1 dropped 1, T dropped 65"
+                && run.seen[2] == "R made 2 dropped 1", "\(run.seen)")
         // R dropped before the transients it holds: dependents first.
-        let drops = run.logs[0].filter { $0.hasPrefix("drop") }
+        let drops = run.log.filter { $0.hasPrefix("drop") }
         #expect(drops.prefix(2) == ["drop R", "drop T"], "\(drops.prefix(3))")
     }
 
@@ -373,7 +364,7 @@ import Testing
     /// as plans off: R published in the child once, the second request's R the first's.
     @Test func aRequestOverAContainerStepPastThe64thStepIsAPlan() throws {
         var requests: [String: Int] = [:]
-        let run = try bothPaths { fx -> [String] in
+        let run = try planned { fx -> [String] in
             let bridge = fx.bridge
             try fx.register("A", [.resolver], scope: .transient) { obj in
                 guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
@@ -391,12 +382,11 @@ import Testing
                 }
             }
             let seen = ["same R: \(rs[0] == rs[1]), R made \(fx.tracker.made("R")), T made \(fx.tracker.made("T"))"]
-            if fx.container.usesPlans { requests = delta }
+            requests = delta
             _ = try child.close()
             return seen + ["R dropped \(fx.tracker.dropped("R"))"]
         }
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")  // build oracle: drops with Graph.build
-        #expect(run.seen[0] == ["same R: true, R made 1, T made 67", "R dropped 1"], "\(run.seen[0])")
+        #expect(run.seen == ["same R: true, R made 1, T made 67", "R dropped 1"], "\(run.seen)")
         // A's resolves are plans (a RESOLVER slot, no container step); so are the requests for H.
         #expect(run.counts == ["resolves": 2], "\(run.counts)")
         #expect(requests == ["requests": 2, "plan": 2], "\(requests)")
@@ -406,7 +396,7 @@ import Testing
     /// takes R1, skips the transients R1 asked for (`skipUnderCached`, its word 4 `StepBits`: no `mixedVariant`
     /// keyed by a word for such a plan) and makes R2 once, as the build: T made per slot of the steps still made.
     @Test func containerStepsPastThe64thStepSomeCachedArePlans() throws {
-        let run = try bothPaths { fx -> [String] in
+        let run = try planned { fx -> [String] in
             try fx.register("H", [dep("R1"), dep("R2"), dep("T")], scope: .transient)
             try fx.register("R1", Array(repeating: dep("T"), count: 66), scope: .container)
             try fx.register("R2", Array(repeating: dep("T"), count: 3), scope: .container)
@@ -427,9 +417,8 @@ import Testing
             return seen
         }
         #expect(run.counts == ["resolves": 3], "\(run.counts)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")  // build oracle: drops with Graph.build
-        #expect(run.seen[0] == ["T made 66, R1 made 1", "R1 the child's: true, T made 70, R2 made 1",
-                                "R1 the child's: true, T made 71, R2 made 1", "R1 dropped 0, R2 dropped 1"], "\(run.seen[0])")
+        #expect(run.seen == ["T made 66, R1 made 1", "R1 the child's: true, T made 70, R2 made 1",
+                                "R1 the child's: true, T made 71, R2 made 1", "R1 dropped 0, R2 dropped 1"], "\(run.seen)")
     }
 
     /// A child's own container-scoped R (a local step, `ChildWideRequestSteps`) past the 64th step of H's plan, over
@@ -440,10 +429,9 @@ import Testing
             try fx.register("T", scope: .transient)
         }, inChild: { fx, child in try fx.register("R", Array(repeating: dep("T"), count: 65), scope: .container, in: child) })
         #expect(run.counts == ["resolves": 4], "\(run.counts)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")  // build oracle: drops with Graph.build
-        #expect(run.seen[0] == ["a: R the first: true, T made 66", "a: R the first: true, T made 67", "a: R made 1 dropped 1",
-                                "b: R the first: true, T made 133", "b: R the first: true, T made 134", "b: R made 2 dropped 2"],
-                "\(run.seen[0])")
+        #expect(run.seen == ["a: R the first: true, T made 66", "a: R the first: true, T made 67", "a: R made 1 dropped 1",
+                             "b: R the first: true, T made 133", "b: R the first: true, T made 134", "b: R made 2 dropped 2"],
+                "\(run.seen)")
     }
 
     /// A creation step (S, a singleton not cached yet) in a plan with a container step past the 64th step, which
@@ -490,7 +478,7 @@ import Testing
     /// the graph the first time in a child (the plan takes it, `takeBuilt`), and finds it cached the second: H's R is
     /// A's, made once per child, as the build's (`tooLarge` before branch graphmasks).
     @Test func aResolverSlotBeforeAContainerStepPastThe64thStepIsAPlan() throws {
-        let run = try bothPaths { fx -> [String] in
+        let run = try planned { fx -> [String] in
             let bridge = fx.bridge
             try fx.register("A", [.resolver], scope: .transient) { obj in
                 guard let r = bridge.resolver(obj.words[0]) else { throw TetherError(.factoryFailed, "no resolver") }
@@ -514,9 +502,8 @@ import Testing
             return seen
         }
         #expect(run.counts == ["resolves": 4], "\(run.counts)")
-        #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.seen)")  // build oracle: drops with Graph.build
-        #expect(run.seen[0] == ["R made 1, A's R is H's: true", "R made 1, A's R is H's: true",
-                                "R made 2, A's R is H's: true", "R made 2, A's R is H's: true"], "\(run.seen[0])")
+        #expect(run.seen == ["R made 1, A's R is H's: true", "R made 1, A's R is H's: true",
+                                "R made 2, A's R is H's: true", "R made 2, A's R is H's: true"], "\(run.seen)")
     }
 
     /// A creation step (S, over Q) of a plan with a container step past the 64th step, published by another thread

@@ -2,7 +2,7 @@
 // with a plan of plain objects the resolve makes no instances, so what must hold is
 // that ARC alone gives the same graph: each factory once, shared nodes shared, weak
 // back-references to the same object, every object freed once when nothing holds it,
-// failures freeing what was made, and the same results with plans off.
+// failures freeing what was made (the same results with plans off until branch noplansoff).
 import Testing
 import TetherCore
 
@@ -70,14 +70,12 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         return r
     }
 
-    private func container(plans: Bool) throws -> Container {
-        let c = try Container(bridge: TestBridge())
-        c.usesPlans = plans
-        return c
+    private func container() throws -> Container {
+        try Container(bridge: TestBridge())
     }
 
-    @Test(arguments: [true, false]) func chainIsBuiltOnceAndFreedWithItsRoot(plans: Bool) throws {
-        let c = try container(plans: plans)
+    @Test func chainIsBuiltOnceAndFreedWithItsRoot() throws {
+        let c = try container()
         try add(c, "C", scope: .transient)
         try add(c, "B", ["C"], scope: .transient)
         try add(c, "A", ["B"], scope: .transient)
@@ -89,11 +87,11 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         #expect(second !== a && second.deps[0] !== a!.deps[0])
         a = nil
         #expect(census.freed("A") == 1 && census.freed("B") == 1 && census.freed("C") == 1)
-        #expect(c.registration(for: Key("A"))!.hasCurrentPlan == plans)
+        #expect(c.registration(for: Key("A"))!.hasCurrentPlan)
     }
 
-    @Test(arguments: [true, false]) func graphScopedNodeIsSharedWithinOneResolve(plans: Bool) throws {
-        let c = try container(plans: plans)
+    @Test func graphScopedNodeIsSharedWithinOneResolve() throws {
+        let c = try container()
         try add(c, "D")
         try add(c, "B", ["D"])
         try add(c, "C", ["D"])
@@ -107,8 +105,8 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         #expect(census.freed("D") == 1 && census.live == 4)
     }
 
-    @Test(arguments: [true, false]) func cachedSingletonIsTheSameObjectAndOutlivesTheGraph(plans: Bool) throws {
-        let c = try container(plans: plans)
+    @Test func cachedSingletonIsTheSameObjectAndOutlivesTheGraph() throws {
+        let c = try container()
         try add(c, "S", scope: .singleton)
         try add(c, "A", ["S"], scope: .transient)
         let s = try c.resolve(Key("S"), as: Node.self)
@@ -125,8 +123,8 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
     }
 
     /// S3's shape: Parent(child), Child's completion takes a weak reference to the same Parent.
-    @Test(arguments: [true, false]) func completionGetsTheParentOfTheSameGraph(plans: Bool) throws {
-        let c = try container(plans: plans)
+    @Test func completionGetsTheParentOfTheSameGraph() throws {
+        let c = try container()
         try add(c, "Child").addCompletion(LinkBack(weakDep("Parent")))
         try add(c, "Parent", ["Child"])
         var parent: Node? = try c.resolve(Key("Parent"), as: Node.self)
@@ -139,7 +137,7 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
     }
 
     @Test func completionTargetOutsideTheGraphIsBuiltByTheGraph() throws {
-        let c = try container(plans: true)
+        let c = try container()
         try add(c, "Peer", scope: .singleton)
         try add(c, "Child").addCompletion(LinkBack(weakDep("Peer")))
         try add(c, "Parent", ["Child"])
@@ -152,7 +150,7 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
     }
 
     @Test func strongCompletionTargetIsAnEdgeOfTheInstance() throws {
-        let c = try container(plans: true)
+        let c = try container()
         let child = try add(c, "Child")
         child.addCompletion(LinkBack(dep("Log")))
         try add(c, "Log", scope: .transient)
@@ -166,8 +164,8 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         #expect(census.live == 0)
     }
 
-    @Test(arguments: [true, false]) func failingFactoryFreesWhatWasMade(plans: Bool) throws {
-        let c = try container(plans: plans)
+    @Test func failingFactoryFreesWhatWasMade() throws {
+        let c = try container()
         try add(c, "C")
         try add(c, "B", ["C"], fails: true)
         try add(c, "A", ["B"])
@@ -175,16 +173,16 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
         #expect(census.made("C") == 1 && census.freed("C") == 1 && census.made("A") == 0)
     }
 
-    @Test(arguments: [true, false]) func failingCompletionFreesTheGraph(plans: Bool) throws {
-        let c = try container(plans: plans)
+    @Test func failingCompletionFreesTheGraph() throws {
+        let c = try container()
         try add(c, "Child").addCompletion(LinkBack(weakDep("Parent"), fails: true))
         try add(c, "Parent", ["Child"])
         expectError(.factoryFailed, "completion callback #1 of \"Child\"", "no link") { try c.resolve(Key("Parent"), as: Node.self) }
         #expect(census.made("Parent") == 1 && census.live == 0)
     }
 
-    @Test(arguments: [true, false]) func dependencyNobodyTookIsReleased(plans: Bool) throws {
-        let c = try container(plans: plans)
+    @Test func dependencyNobodyTookIsReleased() throws {
+        let c = try container()
         try add(c, "C")
         try add(c, "A", ["C"], takes: false)
         let a = try c.resolve(Key("A"), as: Node.self)
@@ -192,7 +190,7 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
     }
 
     @Test func instanceOfAnObjectRegistrationIsTheObject() throws {
-        let c = try container(plans: true)
+        let c = try container()
         try add(c, "C", scope: .transient)
         try add(c, "A", ["C"], scope: .transient)
         var instance: Instance? = try c.resolve(Key("A"))
@@ -205,7 +203,7 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
     }
 
     @Test func clientDestructorRunsBeforeTheRelease() throws {
-        let c = try container(plans: true)
+        let c = try container()
         let ran = Box(0)
         try add(c, "C", scope: .transient)
         try add(c, "A", ["C"], scope: .transient).setContext(nil) { pointer, _ in
@@ -219,7 +217,7 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
     }
 
     @Test func threadsResolvingWhileTheSingletonIsResetFreeEverythingOnce() throws {
-        let c = try container(plans: true)
+        let c = try container()
         try add(c, "S", scope: .singleton)
         try add(c, "B", ["S"])
         try add(c, "A", ["B", "S"], scope: .transient)
@@ -240,7 +238,7 @@ private final class LinkBack: ObjectCompletion, @unchecked Sendable {
     }
 
     @Test func misuseIsReported() throws {
-        let c = try container(plans: true)
+        let c = try container()
         try add(c, "A")
         expectError(.invalidArgument, "\"A\"", "Census") { try c.resolve(Key("A"), as: Census.self) }
         #expect(census.live == 0, "the object made for a wrong type is freed")

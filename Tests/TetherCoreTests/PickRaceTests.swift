@@ -3,17 +3,17 @@
 // the key right after the warm plan's check, where `Registration.setAfterWarmCheck` runs that thread's
 // resolve, deterministically): before, no plan fitted what it had read (`notCached`, or `sharedRoot` for
 // a weak root), and the graph built it. Now the pick reads the caches again (`pickAfterChange`): the warm
-// plan, or a creation plan whose claims take what was published (`Graph.claimCreations`). The oracle: the
-// build (plans off) with the same key published right before: the same factory calls in the same order,
-// the same instances, the same destructors at close; the plan path asserted (no build, no decline counted).
+// plan, or a creation plan whose claims take what was published (`Graph.claimCreations`). Each test asserts
+// the factory calls in order, the instances and the destructors at close (the build's with the same key
+// published right before, which ran beside it as an oracle until branch noplansoff); the plan path asserted
+// (no build, no decline counted).
 import Testing
 @testable import TetherCore
 
 @Suite(.serialized) struct PickRaceTests {
     /// Runs `body` with each key of `keys` resolved and held on another thread when `root`'s pick passes
-    /// its warm check (plans on; the first time only), or right before `body` (plans off). Returns what
-    /// the other thread holds, for the caller to let go of.
-    private func publishing(_ keys: [String], at root: String, _ fx: Fixture, plans: Bool,
+    /// its warm check (the first time only). Returns what the other thread holds, for the caller to let go of.
+    private func publishing(_ keys: [String], at root: String, _ fx: Fixture,
                             _ body: () throws -> Void) throws -> [Instance] {
         // (Handed back out of the box: the other thread's closure, which keeps the box, may outlive the join a little.)
         let held = Box<[Instance]>([])
@@ -21,11 +21,6 @@ import Testing
             onThreads(1) { _ in held.value = keys.compactMap { try? fx.resolve($0) } }
         }
         defer { held.value = [] }
-        guard plans else {
-            resolveElsewhere()
-            try body()
-            return held.value
-        }
         let fired = Box(false)
         try withTestHook {
             Registration.setAfterWarmCheck { r in
@@ -62,41 +57,35 @@ import Testing
         var same = true
     }
 
-    /// `setUp`, `prepare` (plans on: with the hook off), then Top resolved while `keys` are published on
-    /// another thread, plans on and off; the container closed. The logs must be equal; returns the plan side's.
+    /// `setUp`, `prepare` (with the hook off), then Top resolved while `keys` are published on another thread;
+    /// the container closed. Returns the log from `prepare` on, and what the resolve did.
     private func race(publish keys: [String], sourceLocation: SourceLocation = #_sourceLocation,
                       prepare: (Fixture) throws -> Void = { _ in }) throws -> Outcome {
-        var outcomes: [Outcome] = []
-        for plans in [false, true] {
-            let fx = try Fixture()
-            fx.container.usesPlans = plans
-            try setUp(fx)
-            try prepare(fx)
-            let mark = fx.tracker.log.count
-            var outcome = Outcome()
-            let before = Container.buildsOnThisThread
-            let takesBefore = ThreadState.currentReference.borrow { $0.claimedTakes }
-            var top: Instance?
-            var held: [Instance] = []
-            outcome.counts = try counted {
-                held = try publishing(keys, at: "Top", fx, plans: plans) { top = try fx.resolve("Top") }
-            }
-            outcome.builds = Container.buildsOnThisThread - before
-            outcome.takes = ThreadState.currentReference.borrow { $0.claimedTakes } - takesBefore
-            // What the other thread published is what Top took.
-            for (i, key) in keys.enumerated() {
-                let slot = key == "W1" ? 0 : 1
-                outcome.same = outcome.same && Obj.of(top!).depPointer(slot) == held[i].pointer
-            }
-            top = nil
-            held = []
-            _ = try fx.container.close()
-            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0, sourceLocation: sourceLocation)
-            outcome.log = Array(fx.tracker.log.dropFirst(mark))
-            outcomes.append(outcome)
+        let fx = try Fixture()
+        try setUp(fx)
+        try prepare(fx)
+        let mark = fx.tracker.log.count
+        var outcome = Outcome()
+        let before = Container.buildsOnThisThread
+        let takesBefore = ThreadState.currentReference.borrow { $0.claimedTakes }
+        var top: Instance?
+        var held: [Instance] = []
+        outcome.counts = try counted {
+            held = try publishing(keys, at: "Top", fx) { top = try fx.resolve("Top") }
         }
-        #expect(outcomes[0].log == outcomes[1].log, sourceLocation: sourceLocation)
-        return outcomes[1]
+        outcome.builds = Container.buildsOnThisThread - before
+        outcome.takes = ThreadState.currentReference.borrow { $0.claimedTakes } - takesBefore
+        // What the other thread published is what Top took.
+        for (i, key) in keys.enumerated() {
+            let slot = key == "W1" ? 0 : 1
+            outcome.same = outcome.same && Obj.of(top!).depPointer(slot) == held[i].pointer
+        }
+        top = nil
+        held = []
+        _ = try fx.container.close()
+        #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0, sourceLocation: sourceLocation)
+        outcome.log = Array(fx.tracker.log.dropFirst(mark))
+        return outcome
     }
 
     /// Both weak keys published after the warm check: no creation plan fits (the one for both dead
@@ -114,10 +103,9 @@ import Testing
     @Test func aKeyPublishedAfterTheWarmCheckIsTakenByTheCreationPlansClaim() throws {
         // Each pick that finds both published creates nothing: counted among the creation plans recorded.
         let exhaust: (Fixture) throws -> Void = { fx in
-            guard fx.container.usesPlans else { return }
             _ = try fx.resolve("Top")  // the creation plan for both dead
             for _ in 0..<Registration.maxPlans {
-                _ = try self.publishing(["W1", "W2"], at: "Top", fx, plans: true) { _ = try fx.resolve("Top") }
+                _ = try self.publishing(["W1", "W2"], at: "Top", fx) { _ = try fx.resolve("Top") }
             }
             #expect(fx.container.registration(for: Key("Top"))!.creationPlanCount == 1)
         }
@@ -132,15 +120,14 @@ import Testing
     /// plan's claim finds it published, and it is the answer (`sharedRoot` before).
     @Test func aWeakRootPublishedAfterTheWarmCheckIsTheAnswer() throws {
         var outcomes: [(log: [String], counts: [String: Int], builds: Int)] = []
-        for plans in [false, true] {
+        do {
             let fx = try Fixture()
-            fx.container.usesPlans = plans
             try fx.register("S", scope: .singleton)
             try fx.register("W", [dep("S")], scope: .weak)
             // The creation plan recorded (W let go of); then, W held, the warm plan (its root a shared
             // step), as a resolve that missed W and found it published at its pick records it.
             do { _ = try fx.resolve("W") }
-            if plans {
+            do {
                 let w = try fx.resolve("W")
                 let registration = fx.container.registration(for: Key("W"))!
                 _ = ThreadState.currentReference.borrow { registration.plan(from: fx.container, $0.planProgress) }
@@ -150,7 +137,7 @@ import Testing
             let before = Container.buildsOnThisThread
             var w: Instance?
             var held: [Instance] = []
-            let counts = try counted { held = try publishing(["W"], at: "W", fx, plans: plans) { w = try fx.resolve("W") } }
+            let counts = try counted { held = try publishing(["W"], at: "W", fx) { w = try fx.resolve("W") } }
             #expect(w!.pointer == held[0].pointer)
             let builds = Container.buildsOnThisThread - before
             w = nil
@@ -159,10 +146,9 @@ import Testing
             #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
             outcomes.append((Array(fx.tracker.log.dropFirst(mark)), counts, builds))
         }
-        #expect(outcomes[0].log == outcomes[1].log)
-        #expect(outcomes[1].log.filter { $0.hasPrefix("make ") } == ["make W"])
-        #expect(outcomes[1].counts == ["resolves": 1], "no decline (sharedRoot before)")
-        #expect(outcomes[1].builds == 0)
+        #expect(outcomes[0].log.filter { $0.hasPrefix("make ") } == ["make W"])
+        #expect(outcomes[0].counts == ["resolves": 1], "no decline (sharedRoot before)")
+        #expect(outcomes[0].builds == 0)
     }
 }
 
@@ -170,15 +156,14 @@ import Testing
 /// another thread published meanwhile (`Graph.setBeforeClaimingCreations` runs that thread's resolve between
 /// the pick and the claims): the run takes it cached and does not make what only it asked for, as the build
 /// takes it where its walk asks (before, the resolve picked a creation plan again, `creationPicks` past
-/// four). The oracle: the build (plans off) with the key resolved right before.
+/// four). The build with the key resolved right before ran beside it as an oracle until branch noplansoff.
 @Suite(.serialized) struct ContainerClaimRaceTests {
     /// Handler(Clock(Tz), Session(Request, Db)): Clock, Tz, Db singletons, Session CONTAINER-scoped. Clock
     /// (with Tz) published before the claims: taken, Tz not made by the run; Db, the Session and the Handler are.
     @Test func aSingletonPublishedBeforeTheClaimsOfAPlanWithContainerStepsIsTaken() throws {
         var outcomes: [(log: [String], tree: String, counts: [String: Int], builds: Int, takes: Int, plans: Int)] = []
-        for plans in [false, true] {
+        do {
             let fx = try Fixture()
-            fx.container.usesPlans = plans
             _ = try fx.container.declareValue(Key("Request"))
             try fx.register("Tz", scope: .singleton)
             try fx.register("Clock", [dep("Tz")], scope: .singleton)
@@ -194,13 +179,9 @@ import Testing
             let takesBefore = ThreadState.currentReference.borrow { $0.claimedTakes }
             var tree = ""
             let counts = try withTestHook {
-                if plans {
-                    Graph.setBeforeClaimingCreations { r in
-                        guard r.key == Key("Handler"), fx.owns(r), !fired.value else { return }
-                        fired.value = true
-                        resolveClock()
-                    }
-                } else {
+                Graph.setBeforeClaimingCreations { r in
+                    guard r.key == Key("Handler"), fx.owns(r), !fired.value else { return }
+                    fired.value = true
                     resolveClock()
                 }
                 defer { Graph.setBeforeClaimingCreations(nil) }
@@ -211,7 +192,7 @@ import Testing
                     #expect(Obj.of(handler).depPointer(0) == clock.pointer, "the Clock published is the Handler's")
                 }
             }
-            if plans { #expect(fired.value) }
+            #expect(fired.value)
             let builds = Container.buildsOnThisThread - before
             let takes = ThreadState.currentReference.borrow { $0.claimedTakes } - takesBefore
             let creationPlans = fx.container.registration(for: Key("Handler"))!.creationPlanCount
@@ -220,8 +201,7 @@ import Testing
             #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
             outcomes.append((fx.tracker.log, tree, counts, builds, takes, creationPlans))
         }
-        #expect(outcomes[0].log == outcomes[1].log && outcomes[0].tree == outcomes[1].tree)
-        let planned = outcomes[1]
+        let planned = outcomes[0]
         #expect(planned.tree == "Handler(Clock(Tz),Session(Request,Db))")
         #expect(planned.log.filter { $0.hasPrefix("make ") } == ["make Tz", "make Clock", "make Db", "make Session", "make Handler"])
         #expect(planned.counts == ["resolves": 1], "no decline: the creation plan served it (the second Clock a cache hit)")

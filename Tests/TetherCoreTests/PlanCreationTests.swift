@@ -2,7 +2,8 @@
 // runs the plan compiled for that state of the caches (its shared dependencies made as steps,
 // their cells claimed before any factory), not `Graph.build`. It must be indistinguishable from
 // the build: the same factory calls in the same order, the same instances, one shared instance
-// however many threads race, and after a failure nothing cached and every destructor run once.
+// however many threads race, and after a failure nothing cached and every destructor run once
+// (each test's literal results: the build's, which ran beside it as an oracle until branch noplansoff).
 import Foundation
 import Testing
 import TetherCore
@@ -11,27 +12,19 @@ import TetherCore
     /// The object tree below `obj` by labels (strong slots as subtrees).
     private static func describe(_ obj: Obj) -> String { obj.tree() }
 
-    /// Runs `steps` (each resolves or changes the caches and returns what it saw) with plans on
-    /// and off: the logs and what each step saw must be equal. Returns the fixture with plans on
-    /// and the builds the plan side's steps reached (`Container.buildsOnThisThread`).
-    private func expectSameAsBuilt(_ setUp: (Fixture) throws -> Void, _ steps: (Fixture) throws -> [String],
+    /// Runs `steps` (each resolves or changes the caches and returns what it saw): what the steps saw and the log
+    /// must be `expected` (the build's, which ran beside it as an oracle until branch noplansoff). Returns the
+    /// fixture and the builds the steps reached (`Container.buildsOnThisThread`).
+    private func expectSameAsBuilt(expected: [String], _ setUp: (Fixture) throws -> Void, _ steps: (Fixture) throws -> [String],
                                    sourceLocation: SourceLocation = #_sourceLocation) throws -> (Fixture, builds: Int) {
-        var outcomes: [(log: [String], seen: [String])] = []
-        var result: (Fixture, Int)?
-        for plans in [false, true] {
-            let fx = try Fixture()
-            fx.container.usesPlans = plans
-            try setUp(fx)
-            let before = Container.buildsOnThisThread
-            let seen = try steps(fx)
-            let builds = Container.buildsOnThisThread - before
-            #expect(fx.tracker.badDrops == 0, sourceLocation: sourceLocation)
-            outcomes.append((fx.tracker.log, seen))
-            if plans { result = (fx, builds) }
-        }
-        #expect(outcomes[0].log == outcomes[1].log, sourceLocation: sourceLocation)
-        #expect(outcomes[0].seen == outcomes[1].seen, sourceLocation: sourceLocation)
-        return result!
+        let fx = try Fixture()
+        try setUp(fx)
+        let before = Container.buildsOnThisThread
+        let seen = try steps(fx)
+        let builds = Container.buildsOnThisThread - before
+        #expect(fx.tracker.badDrops == 0, sourceLocation: sourceLocation)
+        expectLiteral(seen + fx.tracker.log, expected, sourceLocation: sourceLocation)
+        return (fx, builds)
     }
 
     private func attempt(_ fx: Fixture, _ key: String) -> String {
@@ -51,7 +44,10 @@ import TetherCore
             try fx.register("T", scope: .singleton)
             _ = try fx.resolve("T")  // cached: a leaf of the creation plan
         }
-        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+        let expected = ["A(S(G,U(G)),B(G,S(G,U(G))),T)", "A(S(G,U(G)),B(G,S(G,U(G))),T)", "make T", "make G", "make U",
+                        "make S", "make B", "make A", "make G", "make B", "make A", "drop A", "drop B", "drop G",
+                        "drop A", "drop B"]
+        let (fx, builds) = try expectSameAsBuilt(expected: expected, setUp) { fx in
             let first = try fx.resolve("A")
             let second = try fx.resolve("A")
             #expect(Obj.of(first).depPointer(0) == Obj.of(second).depPointer(0), "one S")
@@ -71,7 +67,10 @@ import TetherCore
             try fx.register("W", [dep("B")], scope: .weak)
             try fx.register("B", scope: .transient)
         }
-        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+        let expected = ["A(W(B),B)", "A(W(B),B)", "make B", "make W", "make B", "make A", "make B", "make A", "drop A",
+                        "drop B", "drop A", "drop B", "drop W", "drop B", "make B", "make W", "make B", "make A",
+                        "drop A", "drop B", "drop W", "drop B"]
+        let (fx, builds) = try expectSameAsBuilt(expected: expected, setUp) { fx in
             var seen: [String] = []
             do {
                 let held = try fx.resolve("A")
@@ -98,7 +97,10 @@ import TetherCore
             try fx.register("D")
             try fx.register("F") { _ in if fail.value { throw CallbackFailure(reason: "no F") } }
         }
-        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+        let expected = ["factoryFailed: factory for \"F\" returned NULL: no F (while resolving \"A\" -> \"S\" -> \"F\")",
+                        "A(D,S(D,E,F))", "make D", "make E", "drop E", "drop D", "make D", "make E", "make F", "make S",
+                        "make A", "drop A"]
+        let (fx, builds) = try expectSameAsBuilt(expected: expected, setUp) { fx in
             var seen = [attempt(fx, "A")]
             fail.value = false
             seen.append(attempt(fx, "A"))
@@ -145,7 +147,9 @@ import TetherCore
             try fx.register("G")
             try fx.register("T", scope: .transient)
         }
-        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+        let expected = ["W(S(G,T,G),T)", "W(S(G,T,G),T)", "make G", "make T", "make S", "make T", "make W", "drop W",
+                        "drop T", "make T", "make W", "drop W", "drop T"]
+        let (fx, builds) = try expectSameAsBuilt(expected: expected, setUp) { fx in
             var seen: [String] = []
             do {
                 let w = try fx.resolve("W")
@@ -174,7 +178,8 @@ import TetherCore
             try fx.register("S", [dep("D")], scope: .singleton)
             try fx.register("D")
         }
-        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+        let expected = ["Root(A,S(D))", "make D", "make S", "make A", "make Root", "drop Root"]
+        let (fx, builds) = try expectSameAsBuilt(expected: expected, setUp) { fx in
             let root = try fx.resolve("Root")
             #expect(Obj.of(root).depPointer(1) == nested.value)
             return [Self.describe(Obj.of(root))]
@@ -198,7 +203,9 @@ import TetherCore
             try fx.register("G")
         }
         var counts: [String: Int] = [:]
-        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+        let expected = ["R(S1,S2(G),W(G))", "make G", "make S2", "make G", "make W", "make S1", "make R", "drop R",
+                        "drop W", "drop G"]
+        let (fx, builds) = try expectSameAsBuilt(expected: expected, setUp) { fx in
             var seen: [String] = []
             counts = try counted {
                 let r = try fx.resolve("R")
@@ -229,7 +236,11 @@ import TetherCore
             try fx.register("G")
             try fx.register("H")
         }
-        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+        let expected = ["factoryFailed: factory for \"W\" returned NULL: no W (while resolving \"R\" -> \"W\")",
+                        "R(S1,S2(G),W(H,G))", "make G", "make S2", "make S1", "make H", "make G", "drop G", "drop H",
+                        "drop S1", "--", "make S1", "make H", "make G", "make W", "make R", "drop R", "drop W",
+                        "drop G", "drop H"]
+        let (fx, builds) = try expectSameAsBuilt(expected: expected, setUp) { fx in
             fail.value = true
             let failed = attempt(fx, "R")
             fail.value = false
@@ -274,7 +285,11 @@ import TetherCore
             try fx.register("H")
         }
         var counts: [String: Int] = [:]
-        let (fx, builds) = try expectSameAsBuilt(setUp) { fx in
+        let expected = ["factoryFailed: factory for \"W\" returned NULL: no W (while resolving \"R\" -> \"W\")",
+                        "R(S1,S2(G),W(H,G))", "make G", "make S2", "make S1", "make H", "make G", "drop G", "drop H",
+                        "drop S1", "--", "make S1", "make H", "make G", "make W", "make R", "drop R", "drop W",
+                        "drop G", "drop H"]
+        let (fx, builds) = try expectSameAsBuilt(expected: expected, setUp) { fx in
             fail.value = true
             let failed = attempt(fx, "R")
             fail.value = false
@@ -294,7 +309,9 @@ import TetherCore
         #expect(Array(log.prefix(8)) == ["make G", "make S2", "make S1", "make H", "make G", "drop G", "drop H", "drop S1"], "\(log)")
         #expect(Array(log.drop(while: { $0 != "--" }).filter { $0.hasPrefix("make ") }) == ["make S1", "make H", "make G", "make W", "make R"], "\(log)")
 
-        let twice = try expectSameAsBuilt({ fx in
+        let expected1 = ["make G", "make S2", "make K", "make S3", "make S1", "make G", "make W", "make K", "make V",
+                         "make R", "drop R", "drop V", "drop K", "drop W", "drop G"]
+        let twice = try expectSameAsBuilt(expected: expected1, { fx in
             held.value = []
             let bridge = fx.bridge
             try fx.register("R", [.resolver, dep("S1"), dep("S2"), dep("S3"), dep("W"), dep("V")], scope: .transient) { obj in
@@ -320,7 +337,9 @@ import TetherCore
                 "\(twice.0.tracker.log)")
 
         // W's resolver gets V, which the run makes after it: taken from what the get built, K not made again (`takeBuilt`).
-        let built = try expectSameAsBuilt({ fx in
+        let expected2 = ["R(S1,S2(G),S3(K),W(G),V(K))", "make G", "make S2", "make K", "make S3", "make S1", "make G",
+                         "make K", "make V", "make W", "make R", "drop R", "drop W", "drop V", "drop K", "drop G"]
+        let built = try expectSameAsBuilt(expected: expected2, { fx in
             held.value = []
             let bridge = fx.bridge
             try fx.register("R", [.resolver, dep("S1"), dep("S2"), dep("S3"), dep("W"), dep("V")], scope: .transient)

@@ -98,9 +98,6 @@ import TetherCore
         }
         #expect(try fx.container.describePlan(Key("G")) != nil)
         expectError(.notFound, "\"Unregistered\"") { try fx.container.describePlan(Key("Unregistered")) }
-        // build oracle: drops with Graph.build
-        fx.container.usesPlans = false
-        #expect(try fx.container.describePlan(Key("G")) == nil)
         try fx.container.close()
         expectError(.invalidHandle) { try fx.container.describePlan(Key("G")) }
     }

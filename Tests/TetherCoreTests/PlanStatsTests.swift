@@ -72,17 +72,6 @@ import TetherCore
         #expect(counts == ["resolves": 3])
     }
 
-    // build oracle: drops with Graph.build (the whole test: `plansOff` is a decline reason only while there is a build)
-    @Test func plansOffIsItsOwnReason() throws {
-        let fx = try Fixture()
-        fx.container.usesPlans = false
-        try fx.register("A", scope: .transient)
-        let counts = try counted {
-            for _ in 0..<2 { _ = try fx.resolve("A") }
-        }
-        #expect(counts == ["resolves": 2, "plansOff": 2])
-    }
-
     /// A resolve nested in a factory runs its plan (on a progress of its own: the outer plan is
     /// under way on the thread's), none goes to the build; the nested graph's instances are its own.
     @Test func aResolveNestedInAFactoryRunsItsPlan() throws {

@@ -3,8 +3,8 @@
 // holds yet runs the creation plan. The graph claims the creation and container cells before any factory
 // in the build's order (`Graph.claimWithContainerSteps`), the run reads the request, and the graph
 // publishes the singletons and the container steps (or lets go of all of them on a failure). Each test
-// runs the same requests with plans on and off: the same factory calls, drops and their order, the same
-// trees, and the plan's path asserted by `PlanStats` (no decline counted).
+// asserts the factory calls, drops and their order and the trees (the build's, which ran beside it as an
+// oracle until branch noplansoff), and the plan's path by `PlanStats` (no decline counted).
 import Foundation
 import Synchronization
 import Testing
@@ -15,10 +15,9 @@ import Testing
 
     /// `requests` children, each with its Request value, resolving `root` `times` times, then closed; then
     /// the root closed: the log (the root's singletons dropped last), the trees (or errors), the counts.
-    private func serve(plans: Bool, root: String = "Handler", requests: Int = 3, times: Int = 2,
+    private func serve(root: String = "Handler", requests: Int = 3, times: Int = 2,
                        _ setUp: (Fixture) throws -> Void) throws -> (log: [String], trees: [String], counts: [String: Int], fx: Fixture) {
         let fx = try Fixture()
-        fx.container.usesPlans = plans
         _ = try fx.container.declareValue(Key("Request"))
         try setUp(fx)
         var trees: [String] = []
@@ -52,9 +51,7 @@ import Testing
             try fx.register("Session", [dep("Request"), dep("Db")], scope: .container)
             try fx.register("Handler", [dep("Session")])
         }
-        let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        let planned = try serve(setUp)
         // Db made by the first request only; each child's Session made by its first resolve, dropped at its close.
         #expect(planned.log == ["make Db"] + (0..<3).flatMap { n in
             ["make Session", "make Handler", "drop Handler", "make Handler", "drop Handler", "drop Session", "closed request \(n)"]
@@ -82,9 +79,7 @@ import Testing
             try fx.register("Session", [dep("Request"), dep("Conn"), dep("Db")], scope: .container)
             try fx.register("Handler", [dep("Clock"), dep("Session"), dep("Request")])
         }
-        let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        let planned = try serve(setUp)
         // The singletons made once; the weak Pool, held only by the Conn under the Session, dies with each child.
         #expect(planned.log == ["make Clock", "make Db"] + (0..<3).flatMap { n in
             ["make Pool", "make Conn", "make Session", "make Handler", "drop Handler", "make Handler", "drop Handler",
@@ -108,9 +103,7 @@ import Testing
             try fx.register("Session", [dep("Db"), dep("Request")], scope: .container)
             try fx.register("Handler", [dep("Session"), dep("Db")])
         }
-        let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        let planned = try serve(setUp)
         #expect(planned.log == ["make Log", "make Db"] + (0..<3).flatMap { n in
             ["make Session", "make Handler", "drop Handler", "make Handler", "drop Handler", "drop Session", "closed request \(n)"]
         })
@@ -132,9 +125,7 @@ import Testing
             try fx.register("Session", [dep("Conn"), dep("Cache"), dep("Request")], scope: .container)
             try fx.register("Handler", [dep("Db"), dep("Session"), dep("Conn")])
         }
-        let planned = try serve(plans: true, setUp)
-        let built = try serve(plans: false, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        let planned = try serve(setUp)
         // The first resolve of a child: one Conn, the Session's, taken by the Handler too (only the Handler dropped);
         // the second, the Session cached: a Conn of its own graph, dropped with it.
         #expect(planned.log == ["make Db", "make Cache"] + (0..<3).flatMap { n in
@@ -163,10 +154,7 @@ import Testing
             try fx.register("Session", [dep("Request"), dep("Db")], scope: .container)
             try fx.register("Handler", [dep("Session")])
         }
-        let planned = try serve(plans: true, requests: 2, setUp)
-        fails.withLock { $0 = 1 }
-        let built = try serve(plans: false, requests: 2, setUp)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log && planned.trees == built.trees)  // build oracle: drops with Graph.build
+        let planned = try serve(requests: 2, setUp)
         // Db's factory fails after Log's: Log let go of; the retry makes both, then the Session and the Handler.
         #expect(planned.log == ["make Log", "drop Log", "make Log", "make Db", "make Session", "make Handler", "drop Handler", "drop Session",
                                 "closed request 0", "make Session", "make Handler", "drop Handler", "make Handler", "drop Handler",

@@ -4,7 +4,8 @@
 // makes is the graph's (a later request finds it), a failed request's instances stay in the graph,
 // a lap of callbacks' requests is refused with the build's path; a factory's RESOLVER request the
 // same, its failures naming the frames further out. Each path counted
-// (`PlanStats.requestsOnThisThread`), and the same log, observations and errors with plans off.
+// (`PlanStats.requestsOnThisThread`); each test asserts the log, observations and errors (the build's, which
+// ran beside it as an oracle until branch noplansoff).
 import Foundation
 import Testing
 @testable import TetherCore
@@ -16,12 +17,11 @@ import Testing
         var error: String?
     }
 
-    /// Registers with `setUp`, then runs `body` (three resolves, say) with plans on or off: what it
-    /// logged and saw, and this thread's resolver requests by path over it.
-    private func run(plans: Bool, _ setUp: (Fixture) throws -> Void,
+    /// Registers with `setUp`, then runs `body` (three resolves, say): what it logged and saw, and this thread's
+    /// resolver requests by path over it.
+    private func run(_ setUp: (Fixture) throws -> Void,
                      _ body: (Fixture) throws -> [String]) throws -> (Outcome, [String: Int]) {
         let fx = try Fixture()
-        fx.container.usesPlans = plans
         try setUp(fx)
         var seen: [String] = []
         var error: String?
@@ -32,15 +32,10 @@ import Testing
         return (Outcome(log: fx.tracker.log, seen: seen, error: error), requests)
     }
 
-    /// `run` with plans on and off: the same outcome; the requests by path with plans on.
+    /// `run`: the outcome and the requests by path.
     private func expectSame(_ setUp: (Fixture) throws -> Void, _ body: (Fixture) throws -> [String],
                             sourceLocation: SourceLocation = #_sourceLocation) throws -> (Outcome, [String: Int]) {
-        let (planned, requests) = try run(plans: true, setUp, body)
-        let (built, offRequests) = try run(plans: false, setUp, body)
-        #expect(planned == built, sourceLocation: sourceLocation)
-        // Plans off: the same requests, those not found built as `plansOff`.
-        #expect(offRequests["requests"] == requests["requests"] && offRequests["found"] == requests["found"], sourceLocation: sourceLocation)
-        return (planned, requests)
+        try run(setUp, body)
     }
 
     /// Three resolves of `key` (from `target`; the root: nil), each released before the next, `describe` reading each.
@@ -738,9 +733,8 @@ import Testing
     /// found by branch requests, built as `requestReadsRequest` until branch reqleak). The plan serves both requests now
     /// (`kind` N: H without a RESOLVER slot). Each path's counts, factories and destructors checked.
     @Test(arguments: ["C", "D", "G", "CS", "N"]) func aResolverSlotsGetInARequestWithAContainerStepLeaksNothing(kind: String) throws {
-        for plans in [true, false] {
+        do {
             let fx = try Fixture()
-            fx.container.usesPlans = plans
             let a = try fx.register("A")
             try fx.register("C", scope: .container)
             try fx.register("D", scope: .container)
@@ -754,18 +748,17 @@ import Testing
             try fx.register("Root", [dep("H"), dep("C"), dep("G")] + (kind == "CS" ? [dep("S")] : []))
             fx.onComplete(a) { resolver, _, obj in obj.got.append(try resolver.get(Key("Root")).pointer) }
             let child = try fx.child()
-            child.usesPlans = plans
             PlanStats.countOnThisThread()
             let before = PlanStats.requestsOnThisThread()
             for _ in 0..<2 { _ = try fx.resolve("A", in: child) }
             let after = PlanStats.requestsOnThisThread()
             // (Each request not found, H's gets too, served by a plan.)
             let count = { (name: String) in (after[name] ?? 0) - (before[name] ?? 0) }
-            if plans { #expect(count("requests") == count("found") + count("plan") && count("plan") >= 2, "\(after)") }
+            #expect(count("requests") == count("found") + count("plan") && count("plan") >= 2, "\(after)")
             _ = try child.close()
-            #expect(fx.tracker.made("C") == 1 && fx.tracker.dropped("C") == (kind == "CS" ? 0 : 1), "plans \(plans): \(fx.tracker.log)")
+            #expect(fx.tracker.made("C") == 1 && fx.tracker.dropped("C") == (kind == "CS" ? 0 : 1), "\(fx.tracker.log)")
             _ = try fx.container.close()
-            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0, "plans \(plans): \(fx.tracker.log)")
+            #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0, "\(fx.tracker.log)")
         }
     }
 
@@ -1190,12 +1183,10 @@ import Testing
     /// completion callbacks then, once both got there, ask for the other's: the one whose claim would close
     /// the wait cycle fails TETHER_E_CYCLE naming both keys (its creation plan's claim refused, the build's
     /// claim reports it, `requestShared`), never a hang; the other then takes the first's singleton cached.
-    /// The same with plans off.
     @Test func requestsClaimingEachOthersCellsFailAsACycle() throws {
         var outcomes: [[String]] = []
-        for plans in [true, false] {
+        do {
             let fx = try Fixture()
-            fx.container.usesPlans = plans
             let x = try fx.register("X", [dep("SA")])
             let y = try fx.register("Y", [dep("SB")])
             try fx.register("SA", scope: .singleton)
@@ -1224,12 +1215,11 @@ import Testing
             }
             #expect(failures.value == 0)
             // The cycle's request runs up to its claim (nothing before it) and reports it; the other's run took SA cached.
-            #expect(requests.value == (plans ? ["requests": 2, "plan": 2] : ["requests": 2, "plansOff": 2]), "\(requests.value)")
+            #expect(requests.value == ["requests": 2, "plan": 2], "\(requests.value)")
             #expect(fx.tracker.calls("SA") == 1 && fx.tracker.calls("SB") == 1)
             outcomes.append(seen.value.map { $0.hasSuffix("ok") ? "ok" : String($0.dropFirst(3)) }.sorted())
         }
         #expect(outcomes[0] == ["cycle, both named: true", "ok"])
-        #expect(outcomes[1] == outcomes[0])
     }
 
     // MARK: a key not shared over a singleton not cached, a creation step under a cached container step (branch reqother: no `notCached`)

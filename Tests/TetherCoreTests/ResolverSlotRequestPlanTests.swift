@@ -19,8 +19,7 @@ import Testing
         return (Container.buildsOnThisThread - before, counts)
     }
 
-    /// A child of `fx`'s container resolving as it does, plans on or off (`Fixture.child` makes one with plans on:
-    /// `usesPlans` is each container's own, read from the resolving one).
+    /// A child of `fx`'s container.
     private func child(_ fx: Fixture) throws -> Container {
         let child = try fx.child()
         return child
@@ -32,7 +31,7 @@ import Testing
     /// `runtime_edge_scoped_built_over_a_cleared_override` shape): published into each container after G.
     @Test func aContainerStepsResolverSlotRunsThePlan() throws {
         var builds: [Int] = []
-        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+        let (log, seen, counts) = try planned { fx -> [String] in
             try fx.register("P")
             try fx.register("G", scope: .singleton)
             try fx.register("W")
@@ -54,10 +53,9 @@ import Testing
             builds.append(n)
             return seen
         }
-        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
-        #expect(seen[0].allSatisfy { $0 == "cached: true, G: true" }, "\(seen[0])")
-        #expect(logs[0].contains { $0.hasPrefix("S: cycle dependency cycle through constructors: \"S\" -> \"S\"") }, "\(logs[0])")
-        #expect(logs[0].filter { $0 == "make S" }.count == 3 && logs[0].filter { $0 == "make G" }.count == 1)
+        #expect(seen.allSatisfy { $0 == "cached: true, G: true" }, "\(seen)")
+        #expect(log.contains { $0.hasPrefix("S: cycle dependency cycle through constructors: \"S\" -> \"S\"") }, "\(log)")
+        #expect(log.filter { $0 == "make S" }.count == 3 && log.filter { $0 == "make G" }.count == 1)
         #expect(builds[0] == 0, "\(builds)")
         #expect(counts["resolverSlot"] == nil && counts["resolves"] != nil, "\(counts)")
     }
@@ -68,7 +66,7 @@ import Testing
     /// published into the child, after C and before R, as the build's). Closing each child drops them in reverse.
     @Test func aResolverSlotOverContainerStepsAndAValueRunsThePlan() throws {
         var builds: [Int] = []
-        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+        let (log, seen, counts) = try planned { fx -> [String] in
             _ = try fx.container.declareValue(Key("V"))
             try fx.register("C", scope: .container)
             try fx.register("D", scope: .container)
@@ -97,11 +95,10 @@ import Testing
             builds.append(n)
             return seen
         }
-        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
-        #expect(seen[0].allSatisfy { $0 == "C: true, D: true, R: true" }, "\(seen[0])")
-        #expect(logs[0].contains { $0.hasPrefix("R: cycle dependency cycle through constructors: \"R\" -> \"H\" -> \"R\"") }, "\(logs[0])")
+        #expect(seen.allSatisfy { $0 == "C: true, D: true, R: true" }, "\(seen)")
+        #expect(log.contains { $0.hasPrefix("R: cycle dependency cycle through constructors: \"R\" -> \"H\" -> \"R\"") }, "\(log)")
         let once = ["make C", "C is the graph's: true", "V is the request's: true", "make D", "make H", "make R", "drop R", "drop H", "drop D", "drop C"]
-        #expect(Array(logs[0].filter { !$0.hasPrefix("R: ") }.prefix(10)) == once, "\(logs[0])")
+        #expect(Array(log.filter { !$0.hasPrefix("R: ") }.prefix(10)) == once, "\(log)")
         #expect(builds[0] == 0, "\(builds)")
         #expect(counts["resolverSlot"] == nil, "\(counts)")
     }
@@ -112,7 +109,7 @@ import Testing
     @Test func aFailureAfterTheResolversGetsPublishesNothing() throws {
         for failsInH in [true, false] {
             var builds: [Int] = []
-            let (logs, seen, _) = try bothPaths { fx -> [String] in
+            let (log, seen, _) = try planned { fx -> [String] in
                 try fx.register("C", scope: .container)
                 try fx.register("D", scope: .container)
                 try fx.register("F", scope: .transient) { _ in if !failsInH { throw CallbackFailure(reason: "no F") } }
@@ -132,11 +129,10 @@ import Testing
                 builds.append(n)
                 return errors
             }
-            #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(failsInH): \(logs)")
-            #expect(seen[0] == Array(repeating: failsInH ? "factory for \"H\" returned NULL: no H (while resolving \"R\" -> \"H\")"
-                                                       : "factory for \"F\" returned NULL: no F (while resolving \"R\" -> \"F\")", count: 2), "\(seen[0])")
+            #expect(seen == Array(repeating: failsInH ? "factory for \"H\" returned NULL: no H (while resolving \"R\" -> \"H\")"
+                                                       : "factory for \"F\" returned NULL: no F (while resolving \"R\" -> \"F\")", count: 2), "\(seen)")
             let once = failsInH ? ["make C", "make D", "drop D", "drop C"] : ["make C", "make D", "make H", "drop H", "drop D", "drop C"]
-            #expect(logs[0] == once + once, "\(failsInH): \(logs[0])")
+            #expect(log == once + once, "\(failsInH): \(log)")
             #expect(builds[0] == 0, "\(builds)")
         }
     }
@@ -148,7 +144,7 @@ import Testing
     /// child's resolve runs the warm plan.
     @Test func aCreationPlanOverContainerStepsWithAResolverSlotRunsThePlan() throws {
         var builds: [Int] = []
-        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+        let (log, seen, counts) = try planned { fx -> [String] in
             try fx.register("C", scope: .container)
             try fx.register("S", scope: .singleton)
             try fx.register("S2", scope: .singleton)
@@ -172,9 +168,8 @@ import Testing
             builds.append(n)
             return seen
         }
-        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
-        #expect(seen[0].allSatisfy { $0 == "S2: true, true, C: true" }, "\(seen[0])")
-        #expect(logs[0].filter { $0 == "make S2" }.count == 1 && logs[0].filter { $0 == "make S" }.count == 1, "\(logs[0])")
+        #expect(seen.allSatisfy { $0 == "S2: true, true, C: true" }, "\(seen)")
+        #expect(log.filter { $0 == "make S2" }.count == 1 && log.filter { $0 == "make S" }.count == 1, "\(log)")
         #expect(builds[0] == 0, "\(builds)")
         #expect(counts["resolverSlot"] == nil, "\(counts)")
     }
@@ -186,7 +181,7 @@ import Testing
     /// finds C cached), and the root container once: C and D made once per container, in the build's order.
     @Test(arguments: [true, false]) func aContainerStepAfterTheOwnerNotItsAskerRunsThePlan(gets: Bool) throws {
         var builds: [Int] = []
-        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+        let (log, seen, counts) = try planned { fx -> [String] in
             try fx.register("D")
             try fx.register("C", [dep("D")], scope: .container)
             try fx.register("A", [.resolver]) { obj in
@@ -208,12 +203,11 @@ import Testing
             builds.append(n)
             return seen
         }
-        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
-        #expect(seen[0].allSatisfy { $0 == "same C: true, cached: true" }, "\(seen[0])")
+        #expect(seen.allSatisfy { $0 == "same C: true, cached: true" }, "\(seen)")
         let once = gets ? ["make D", "make C", "make A", "make Root", "drop Root", "drop A", "make A", "make Root", "drop Root", "drop A"]
                         : ["make A", "make D", "make C", "make Root", "drop Root", "drop A", "make A", "make Root", "drop Root", "drop A"]
-        #expect(Array(logs[0].prefix(10)) == once, "\(logs[0])")
-        #expect(logs[0].filter { $0 == "make C" }.count == 3 && logs[0].filter { $0 == "make D" }.count == 3, "\(logs[0])")
+        #expect(Array(log.prefix(10)) == once, "\(log)")
+        #expect(log.filter { $0 == "make C" }.count == 3 && log.filter { $0 == "make D" }.count == 3, "\(log)")
         #expect(builds[0] == 0, "\(builds)")
         #expect(counts["resolverSlot"] == nil && counts["resolves"] != nil, "\(counts)")
     }
@@ -223,7 +217,7 @@ import Testing
     /// goes on, or fails with it); Root's own ask for C then fails with it too. The same errors, calls and drops.
     @Test(arguments: [true, false]) func aLateClaimsFailureIsTheBuilds(propagates: Bool) throws {
         var builds: [Int] = []
-        let (logs, seen, counts) = try bothPaths { fx -> [String] in
+        let (log, seen, counts) = try planned { fx -> [String] in
             try fx.register("C", scope: .container)
             try fx.register("A", [.resolver]) { obj in
                 do { _ = try #require(fx.bridge.resolver(obj.words[0])).get(Key("C")) } catch let e as TetherError {
@@ -247,10 +241,9 @@ import Testing
             _ = try child.close()
             return seen
         }
-        #expect(logs[0] == logs[1] && seen[0] == seen[1], "\(logs)")
-        #expect(seen[0] == ["C: true"], "\(seen[0])")
-        let notes = logs[0].filter { $0.hasPrefix("get C: ") || $0.hasPrefix("Root: ") }
-        #expect(notes.count == 2 && notes.allSatisfy { $0.contains("\"C\"") }, "\(logs[0])")
+        #expect(seen == ["C: true"], "\(seen)")
+        let notes = log.filter { $0.hasPrefix("get C: ") || $0.hasPrefix("Root: ") }
+        #expect(notes.count == 2 && notes.allSatisfy { $0.contains("\"C\"") }, "\(log)")
         #expect(notes.first!.hasPrefix("get C: cycle \"C\" was resolved again"), "\(notes)")
         #expect(builds[0] == 0, "\(builds)")
         #expect(counts["resolverSlot"] == nil, "\(counts)")
@@ -260,9 +253,8 @@ import Testing
     /// (or where Root asks), then takes the one published; the run does the same, claiming C late (a run claiming it
     /// before any factory would wait before A's, and C's factory, waiting for A's, would time out).
     @Test(arguments: [true, false]) func aLateClaimWaitsWhereTheBuildWaits(gets: Bool) throws {
-        for plans in [true, false] {
+        do {
             let fx = try Fixture()
-            fx.container.usesPlans = plans
             let entered = Gate()
             let aMade = Flag(), timedOut = Flag()
             try fx.register("C", scope: .container) { _ in
@@ -294,12 +286,12 @@ import Testing
                     rootC.value = Obj.of(root).depPointer(1)
                     seen.value = "got: \(got.allSatisfy { $0 == Obj.of(root).depPointer(1) })"
                 }
-                if plans && Container.buildsOnThisThread != before { seen.value += ", built" }
+                if Container.buildsOnThisThread != before { seen.value += ", built" }
             }
-            #expect(!timedOut.isSet, "plans \(plans)")
-            #expect(seen.value == "got: true" && rootC.value != nil && rootC.value == c.value, "plans \(plans): \(seen.value)")
-            #expect(fx.tracker.made("C") == 1 && fx.tracker.made("A") == 1, "plans \(plans)")
-            if plans { #expect(counts.value == ["resolves": 1], "\(counts.value)") }
+            #expect(!timedOut.isSet)
+            #expect(seen.value == "got: true" && rootC.value != nil && rootC.value == c.value, "\(seen.value)")
+            #expect(fx.tracker.made("C") == 1 && fx.tracker.made("A") == 1)
+            #expect(counts.value == ["resolves": 1], "\(counts.value)")
             _ = try child.close()
             _ = try fx.container.close()
             #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)

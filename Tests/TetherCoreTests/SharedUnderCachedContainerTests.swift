@@ -2,8 +2,9 @@
 // `notCached` before): a dead weak key a Session's WEAK slot names, a singleton reset under a cached Session.
 // The build takes the Session cached and never asks for it; the warm plan leaves it missing until the
 // container steps' claims say whether a step still made asks for it (`Plan.takeShared`'s `untaken`,
-// `Plan.underCached`), as a build that finds them cached does. Each runs with plans on and off (`bothPaths`):
-// the same factory calls, trees and drops; the plan path asserted (no decline counted).
+// `Plan.underCached`), as a build that finds them cached does. Each asserts the factory calls, trees and drops
+// (the build's, which `bothPaths` ran beside it as an oracle until branch noplansoff) and the plan path (no decline
+// counted).
 import Foundation
 import Testing
 @testable import TetherCore
@@ -22,7 +23,7 @@ import Testing
     /// cached and never ask for W (corpus `a_weak_slot_under_a_cached_container_step_of_a_dead_weak_key`).
     @Test func aDeadWeakKeyOnlyACachedSessionNamesIsNotAsked() throws {
         // Every resolve a plan's: the warm plan with the Session cached, the creation plan in each new child.
-        let (log, seen) = try servedAlike(resolves: 6) { fx -> [String] in
+        let (log, seen) = try served(resolves: 6) { fx -> [String] in
             try Self.handlerOverSession(fx, weakDep("W"), "W", scope: .weak)
             var trees: [String] = []
             for _ in 0..<2 {
@@ -45,7 +46,7 @@ import Testing
     /// cached and makes Clock and Handler only, as the build (corpus
     /// `a_warm_plans_weak_leaf_dead_under_a_cached_container_step_is_not_asked_for`).
     @Test func aWarmPlansWeakLeafDeadUnderACachedSessionIsNotAsked() throws {
-        let (log, seen) = try servedAlike(resolves: 5) { fx -> [String] in
+        let (log, seen) = try served(resolves: 5) { fx -> [String] in
             try Self.handlerOverSession(fx, weakDep("W"), "W", scope: .weak)
             var w: Instance? = try fx.resolve("W")
             let child = try fx.child()
@@ -59,7 +60,7 @@ import Testing
             seen.append("W made \(fx.tracker.made("W")), Session made \(fx.tracker.made("Session")), Clock made \(fx.tracker.made("Clock"))")
             // The warm plan served W's death too: no creation plan recorded for that state.
             let handler = try #require(fx.container.registration(for: Key("Handler")))
-            seen.append("creation plans: \(fx.container.usesPlans ? handler.creationPlanCount : 0), warm: \(!fx.container.usesPlans || handler.hasCurrentPlan)")
+            seen.append("creation plans: \(handler.creationPlanCount), warm: \(handler.hasCurrentPlan)")
             return seen
         }
         #expect(seen.suffix(2) == ["W made 1, Session made 1, Clock made 4", "creation plans: 0, warm: true"], "\(seen)")
@@ -71,7 +72,7 @@ import Testing
     /// resolves take the Session (over the old Db) cached and never ask for Db; a new child's first resolve makes
     /// a new Db (the creation plan), as the build.
     @Test func aSingletonResetUnderACachedSessionIsNotAsked() throws {
-        let seen = try servedAlike(resolves: 4) { fx -> [String] in
+        let seen = try served(resolves: 4) { fx -> [String] in
             try Self.handlerOverSession(fx, dep("Db"), "Db", scope: .singleton)
             var trees: [String] = []
             let first = try fx.child()
@@ -102,7 +103,7 @@ import Testing
     /// plan for the set of container steps cached (`Graph.switchesToVariant`, the creating `mixedVariant` with every
     /// one a leaf), whose run makes Db where Pool asks, as the build; then the warm plan over the new Db.
     @Test func aSingletonResetUnderACachedSessionThatAStepStillMadeTakesIsMadeWhereItAsks() throws {
-        let (log, seen) = try servedAlike(resolves: 3) { fx -> [String] in
+        let (log, seen) = try served(resolves: 3) { fx -> [String] in
             try fx.register("Db", scope: .singleton)
             try fx.register("Session", [dep("Db")], scope: .container)
             try fx.register("Pool", [dep("Db")])

@@ -426,8 +426,37 @@ func headerEnumerators(_ name: String, prefix: String) throws -> [String] {
     }
 }
 
+/// `actual` is `expected`, a test's literal result (where a test compared plans with the build until branch
+/// noplansoff, the build's: written from the run that compared them).
+func expectLiteral(_ actual: [String], _ expected: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(actual == expected, "\(actual)", sourceLocation: sourceLocation)
+}
+
+/// Runs `scenario` on a fixture of its own closed after it (every instance dropped once): the tracker's log, what
+/// the scenario returned, and its `PlanStats` counts. (Each test using it asserts the literal log or result: the
+/// build's, which `bothPaths` ran beside it as an oracle until branch noplansoff.)
+func planned<T>(_ scenario: (Fixture) throws -> T) throws -> (log: [String], seen: T, counts: [String: Int]) {
+    let fx = try Fixture()
+    var result: T?
+    let counts = try counted { result = try scenario(fx) }
+    _ = try fx.container.close()
+    #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
+    return (fx.tracker.log, result!, counts)
+}
+
+/// `planned` of a scenario plans serve whole: `resolves` resolves counted and none built (`Graph.build`).
+/// Returns the tracker's log and the scenario's result.
+func served<T>(resolves: Int, sourceLocation: SourceLocation = #_sourceLocation,
+               _ scenario: (Fixture) throws -> T) throws -> (log: [String], seen: T) {
+    let run = try planned(scenario)
+    #expect(run.counts == ["resolves": resolves], "\(run.counts)", sourceLocation: sourceLocation)
+    return (run.log, run.seen)
+}
+
 /// Runs `scenario` with plans and without, each on a fixture of its own closed after it (every
 /// instance dropped once); the two trackers' logs, what each scenario returned, and the plan run's counts.
+/// build oracle: drops with Graph.build (with `servedAlike`: `planned` and `served` once ContainerInputPlanTests
+/// and RevivePlanTests, their last users, assert their literal results alone).
 func bothPaths<T: Equatable>(_ scenario: (Fixture) throws -> T) throws -> (logs: [[String]], seen: [T], counts: [String: Int]) {
     var logs: [[String]] = []
     var seen: [T] = []

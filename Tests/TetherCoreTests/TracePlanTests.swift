@@ -1,8 +1,9 @@
 // A trace hook changes nothing of how a resolve runs: the plans run (in their traced modes)
 // and tell the hook what the build tells it, in the build's order, with the same instances,
-// statuses and edges. Each shape is traced once with plans and once without (the build, the
-// oracle), instances named by order of first appearance, and the logs must be equal; the
-// plan path is asserted by `PlanStats` (no resolve went to `Graph.build`).
+// statuses and edges. Each shape is traced once, instances named by order of first appearance,
+// and its log must be the one written beside it (the build's, which was traced beside it as an
+// oracle until branch noplansoff); the plan path is asserted by `PlanStats` (no resolve went to
+// `Graph.build`).
 import Testing
 @testable import TetherCore
 
@@ -38,14 +39,12 @@ import Testing
     /// Registers with `setUp`, traces `resolving` (its resolves and releases, `tracing` the
     /// container the hook is set on: the fixture's by default), then closes the containers.
     /// Returns the log and the `PlanStats` counts of `resolving`'s resolves.
-    private func traced(plans: Bool, _ setUp: (Fixture) throws -> Void,
+    private func traced(_ setUp: (Fixture) throws -> Void,
                         tracing: (Fixture) throws -> Container = { $0.container },
                         _ resolving: (Fixture, Container, Log) throws -> Void) throws -> (log: [String], counts: [String: Int]) {
         let fx = try Fixture()
-        fx.container.usesPlans = plans
         try setUp(fx)
         let traced = try tracing(fx)
-        if !plans { traced.usesPlans = false }
         let log = Log()
         traced.setTrace { log.hook($0) }
         let counts = try counted { try resolving(fx, traced, log) }
@@ -58,18 +57,16 @@ import Testing
         return (log.lines, counts)
     }
 
-    /// The trace with plans is the build's, and no resolve of `resolving` went to `Graph.build`.
-    private func expectSameTrace(log expected: [String]? = nil, _ setUp: @escaping (Fixture) throws -> Void,
+    /// The trace is `expected` (the build's, which ran beside it as an oracle until branch noplansoff), and
+    /// no resolve of `resolving` went to `Graph.build`.
+    private func expectSameTrace(log expected: [String], _ setUp: @escaping (Fixture) throws -> Void,
                                  tracing: @escaping (Fixture) throws -> Container = { $0.container },
                                  sourceLocation: SourceLocation = #_sourceLocation,
                                  _ resolving: @escaping (Fixture, Container, Log) throws -> Void) throws {
-        let planned = try traced(plans: true, setUp, tracing: tracing, resolving)
-        let built = try traced(plans: false, setUp, tracing: tracing, resolving)  // build oracle: drops with Graph.build
-        #expect(planned.log == built.log, sourceLocation: sourceLocation)  // build oracle: drops with Graph.build
-        if let expected { #expect(planned.log == expected, sourceLocation: sourceLocation) }
+        let planned = try traced(setUp, tracing: tracing, resolving)
+        #expect(planned.log == expected, sourceLocation: sourceLocation)
         #expect(!planned.log.isEmpty, sourceLocation: sourceLocation)
         #expect(planned.counts.keys.sorted() == ["resolves"], "\(planned.counts)", sourceLocation: sourceLocation)
-        #expect(built.counts["plansOff"] != nil, sourceLocation: sourceLocation)  // build oracle: drops with Graph.build
     }
 
     /// Resolves `key` from `container` and releases it at once, noting a failure's status.
@@ -418,7 +415,7 @@ import Testing
 
     /// `expectSameTrace` of resolves whose resolvers' requests run their plans: the same trace, every request
     /// either found in the graph or a cache or served by a plan (`PlanStats.requestsOnThisThread`), `served` of them.
-    private func expectSameTracedRequests(served: Int, log expected: [String]? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+    private func expectSameTracedRequests(served: Int, log expected: [String], sourceLocation: SourceLocation = #_sourceLocation,
                                           _ setUp: @escaping (Fixture) throws -> Void,
                                           _ resolving: @escaping (Fixture, Container, Log) throws -> Void) throws {
         PlanStats.countOnThisThread()
@@ -426,8 +423,7 @@ import Testing
         try expectSameTrace(log: expected, setUp, sourceLocation: sourceLocation, resolving)
         var requests = PlanStats.requestsOnThisThread()
         for (name, n) in before { requests[name, default: 0] -= n }
-        // (Plans off, half of them: `plansOff`.)
-        let built = requests.filter { !["requests", "found", "plan", "plansOff"].contains($0.key) && $0.value != 0 }
+        let built = requests.filter { !["requests", "found", "plan"].contains($0.key) && $0.value != 0 }
         #expect(built.isEmpty, "\(requests)", sourceLocation: sourceLocation)
         #expect(requests["plan"] == served, "\(requests)", sourceLocation: sourceLocation)
     }

@@ -106,13 +106,6 @@ static inline node *resolve(tether_container *c, const char *key, tether_ref **o
     return o;
 }
 
-/* Whether this run builds every graph step by step (make test-c-noplans): nothing is described then.
- * build oracle: drops with Graph.build (with each use). */
-static inline int plans_off(void) {
-    const char *off = getenv("TETHER_NO_PLANS");
-    return off && strcmp(off, "1") == 0;
-}
-
 /* The interned id of `key` in `c` (checked). */
 static inline uint32_t key_of(tether_container *c, const char *key) {
     uint32_t id = 0;

@@ -117,7 +117,7 @@ static void strict_is_inherited_and_checked(void) {
 /* A child's key over its parent's singleton not cached yet: the singleton's frame checks captives as its
  * own container says (its dependencies are looked up there too), not as the resolving child says: the
  * parent strict and the child not refuses, with the path from the child's key; the child strict and the
- * parent not builds it. Both with plans (the creation plan, branch foreign) and without (TETHER_NO_PLANS). */
+ * parent not builds it. The creation plan runs both (branch foreign). */
 static void a_parents_singleton_resolved_from_a_child_checks_as_its_own_container(void) {
     for (int strict_parent = 0; strict_parent < 2; strict_parent++) {
         tether_container *c = new_container();

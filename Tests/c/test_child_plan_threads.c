@@ -3,8 +3,8 @@
  * once per child, published there) under the root's Handler, and its Worker with a completion
  * callback that takes a weak back edge to the graph's Job (replayed into each thread's graph).
  * Per request: one Session for its two Handlers, the callback once per Worker with its own Job;
- * after all: every object destroyed once, the root's Db made once. Run plain, with
- * TETHER_NO_PLANS=1, under ASan and TSan.
+ * after all: every object destroyed once, the root's Db made once. Run plain, under ASan
+ * and TSan.
  *
  *   root:  Db (singleton), Handler(CONTEXT, DEP Session, DEP Db), Job(CONTEXT, DEP Worker)
  *   child: Session (container, CONTEXT, DEP Db), Worker (CONTEXT), on_complete(Worker) */

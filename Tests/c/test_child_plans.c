@@ -4,8 +4,8 @@
  * child's graph, many children in turn. Per child: one Session for all its resolves, published
  * there and destroyed when the child is freed (after the Handlers over it); the Worker's callback
  * runs once per Worker with that Worker's Part; the back edge answers the graph's own Worker;
- * every destructor once, dependents first. Run plain, with TETHER_NO_PLANS=1 (the build gives
- * the same) and under ASan (make test).
+ * every destructor once, dependents first. Run plain and under ASan
+ * (make test).
  *
  *   root:  Db (singleton), Handler(CONTEXT, DEP Session, DEP Db), Job(CONTEXT, DEP Worker)
  *   child: Session (container, CONTEXT, DEP Db), Worker(CONTEXT, DEP Part), on_complete(Worker),

@@ -8,8 +8,7 @@
  * container-scoped instances in one child than its cache searches in order; children made and
  * freed on four threads at once; children in turn with components of their own (one thread, two);
  * children registering a key with the same context keep their own later configuration.
- * Run plain, with
- * TETHER_NO_PLANS=1 and under ASan (make test), and under TSan (make test-c-tsan). */
+ * Run plain and under ASan (make test), and under TSan (make test-c-tsan). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>

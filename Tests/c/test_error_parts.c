@@ -182,7 +182,7 @@ static void null_out_is_refused(void) {
 }
 
 /* Root -> Sib, Mid; Mid -> Single (a singleton), Logger (not registered) or Root (a cycle): every
- * resolve (the first records the plan, later ones run it, TETHER_NO_PLANS=1 builds) makes Sib and
+ * resolve (the first records the plan, later ones run it) makes Sib and
  * Single, lets go of them and reports the same status, message and parts; Single is never cached. */
 static void an_error_after_made_steps_is_the_same_every_resolve(void) {
     for (int cyclic = 0; cyclic < 2; cyclic++) {

@@ -1,6 +1,5 @@
 /* tether_plan_describe: plans whose completion callbacks are all declared, described with
- * the callbacks a resolve runs, in its order, and their targets' steps; the plans it declines.
- * Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
+ * the callbacks a resolve runs, in its order, and their targets' steps; the plans it declines. */
 #include <stdlib.h>
 #include "plan_described.h"
 
@@ -28,17 +27,12 @@ static void test_describes_s3_with_its_completion(void) {
     tether_container *c = s3(&rp, &rc, TETHER_PARAM_WEAK);
     described d;
     CHECK_OK(describe(c, "Parent", &d));
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK(d.step_count == 0 && d.input_count == 0 && d.completion_count == 0);
-    } else {
-        CHECK(d.step_count == 2 && d.completion_count == 1 && d.input_count == 2);
-        CHECK(d.steps[0].registration == rc && d.steps[1].registration == rp);
-        CHECK(d.steps[1].first_input == 0 && d.inputs[0] == 0);
-        CHECK(d.completions[0].step == 0 && d.completions[0].number == 0);
-        CHECK(d.completions[0].first_target == 1 && d.completions[0].target_count == 1);
-        CHECK(d.inputs[1] == 1);  /* the target is the Parent step */
-    }
+    CHECK(d.step_count == 2 && d.completion_count == 1 && d.input_count == 2);
+    CHECK(d.steps[0].registration == rc && d.steps[1].registration == rp);
+    CHECK(d.steps[1].first_input == 0 && d.inputs[0] == 0);
+    CHECK(d.completions[0].step == 0 && d.completions[0].number == 0);
+    CHECK(d.completions[0].first_target == 1 && d.completions[0].target_count == 1);
+    CHECK(d.inputs[1] == 1);  /* the target is the Parent step */
     /* without completion_count (a caller that cannot run callbacks) there is no plan */
     size_t steps = 99, inputs = 99;
     CHECK_OK(TB.plan_describe(c, key_of(c, "Parent"), d.steps, 8, d.inputs, 16, NULL, 0, &steps, &inputs, NULL));
@@ -56,15 +50,12 @@ static void test_completion_order(void) {
     CHECK_OK(tether_on_complete_params(rc, declared, NULL, 0, NULL));
     described d;
     CHECK_OK(describe(c, "Parent", &d));
-    /* build oracle: drops with Graph.build */
-    if (!plans_off()) {
-        CHECK(d.completion_count == 4 && d.input_count == 1 + 1 + 0 + 1 + 0);
-        CHECK(d.completions[0].step == 0 && d.completions[0].number == 0 && d.completions[0].target_count == 1);
-        CHECK(d.completions[1].step == 0 && d.completions[1].number == 1 && d.completions[1].target_count == 0);
-        CHECK(d.completions[2].step == 1 && d.completions[2].number == 0 && d.completions[2].target_count == 1);
-        CHECK(d.inputs[d.completions[2].first_target] == 0);  /* Parent's DEP target: the Child step */
-        CHECK(d.completions[3].step == 1 && d.completions[3].number == 1);
-    }
+    CHECK(d.completion_count == 4 && d.input_count == 1 + 1 + 0 + 1 + 0);
+    CHECK(d.completions[0].step == 0 && d.completions[0].number == 0 && d.completions[0].target_count == 1);
+    CHECK(d.completions[1].step == 0 && d.completions[1].number == 1 && d.completions[1].target_count == 0);
+    CHECK(d.completions[2].step == 1 && d.completions[2].number == 0 && d.completions[2].target_count == 1);
+    CHECK(d.inputs[d.completions[2].first_target] == 0);  /* Parent's DEP target: the Child step */
+    CHECK(d.completions[3].step == 1 && d.completions[3].number == 1);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -129,14 +120,9 @@ static void test_bad_arguments_and_small_buffers(void) {
                                          &d.input_count, &d.completion_count), TETHER_E_INVALID_HANDLE);
     tether_status st = TB.plan_describe(c, key, d.steps, 8, d.inputs, 1, d.completions, 0, &d.step_count,
                                                &d.input_count, &d.completion_count);
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK_OK(st);
-    } else {
-        CHECK_STATUS(st, TETHER_E_BUFFER_TOO_SMALL);
-        CHECK(d.step_count == 2 && d.input_count == 2 && d.completion_count == 1);
-        CHECK_ERROR_HAS("*completion_count");
-    }
+    CHECK_STATUS(st, TETHER_E_BUFFER_TOO_SMALL);
+    CHECK(d.step_count == 2 && d.input_count == 2 && d.completion_count == 1);
+    CHECK_ERROR_HAS("*completion_count");
     CHECK_OK(tether_container_free(c));
 }
 

@@ -1,7 +1,7 @@
 /* plan_describe and container_versions (tether_binding.h): the plan handed to bindings that run
  * their own factories, and the words that say when it went stale. Every status, and the plans it
- * declines to hand out; replay_enter/leave, what a replay tells the library it constructs. Under TETHER_NO_PLANS=1 (make test-c-noplans) nothing is described. */
-#define _POSIX_C_SOURCE 200809L  /* setenv, unsetenv */
+ * declines to hand out; replay_enter/leave, what a replay tells the library it constructs. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include "harness.h"
 #include "fixtures.h"
@@ -46,20 +46,15 @@ static void test_describes_steps_inputs_and_parents(void) {
     int32_t inputs[16];
     size_t step_count = 99, input_count = 99;
     CHECK_OK(TB.plan_describe(c, key_of(c, "A"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK(step_count == 0 && input_count == 0);
-    } else {
-        /* post-order: T, T, B, A; every slot's input in declared order */
-        CHECK(step_count == 4 && input_count == 5);
-        CHECK(steps[0].registration == rt && steps[1].registration == rt);
-        CHECK(steps[2].registration == rb && steps[3].registration == ra);
-        CHECK(steps[0].slot_count == 0 && steps[2].slot_count == 2 && steps[3].slot_count == 3);
-        CHECK(steps[2].first_input == 0 && steps[3].first_input == 2);
-        CHECK(inputs[0] == 0 && inputs[1] == 1);  /* a transient step per slot */
-        CHECK(inputs[2] == TETHER_PLAN_INPUT_RESOLVER && inputs[3] == 2 && inputs[4] == TETHER_PLAN_INPUT_CONTEXT);
-        CHECK(steps[0].parent == 2 && steps[1].parent == 2 && steps[2].parent == 3 && steps[3].parent == -1);
-    }
+    /* post-order: T, T, B, A; every slot's input in declared order */
+    CHECK(step_count == 4 && input_count == 5);
+    CHECK(steps[0].registration == rt && steps[1].registration == rt);
+    CHECK(steps[2].registration == rb && steps[3].registration == ra);
+    CHECK(steps[0].slot_count == 0 && steps[2].slot_count == 2 && steps[3].slot_count == 3);
+    CHECK(steps[2].first_input == 0 && steps[3].first_input == 2);
+    CHECK(inputs[0] == 0 && inputs[1] == 1);  /* a transient step per slot */
+    CHECK(inputs[2] == TETHER_PLAN_INPUT_RESOLVER && inputs[3] == 2 && inputs[4] == TETHER_PLAN_INPUT_CONTEXT);
+    CHECK(steps[0].parent == 2 && steps[1].parent == 2 && steps[2].parent == 3 && steps[3].parent == -1);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -76,12 +71,9 @@ static void test_parent_is_the_first_asker(void) {
     int32_t inputs[16];
     size_t step_count = 0, input_count = 0;
     CHECK_OK(TB.plan_describe(c, key_of(c, "P"), steps, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL));
-    /* build oracle: drops with Graph.build */
-    if (!plans_off()) {
-        CHECK(step_count == 3);  /* X, Q, P */
-        CHECK(steps[0].parent == 2 && steps[1].parent == 2);
-        CHECK(steps[0].registration == NULL);  /* registered without a handle */
-    }
+    CHECK(step_count == 3);  /* X, Q, P */
+    CHECK(steps[0].parent == 2 && steps[1].parent == 2);
+    CHECK(steps[0].registration == NULL);  /* registered without a handle */
     CHECK_OK(tether_container_free(c));
 }
 
@@ -104,8 +96,7 @@ static void test_no_plan_for_graphs_that_are_not_plain(void) {
     CHECK_OK(tether_register(c, "Cyc2", (tether_fn)make_dep, dep_cyc1, 1, NULL));
     CHECK_OK(tether_register(c, "Weak", (tether_fn)make_dep, dep_w, 1, NULL));
     CHECK_OK(tether_register(c, "Args", (tether_fn)make_dep, arg, 1, NULL));
-    /* build oracle: drops with Graph.build */
-    CHECK(described_steps(c, "Plain") == (plans_off() ? 0 : 1));
+    CHECK(described_steps(c, "Plain") == 1);
     const char *declined[] = { "S", "CB", "NeedsCallback", "NeedsMissing", "Cyc1", "Weak" };
     for (size_t i = 0; i < sizeof declined / sizeof *declined; i++) {
         if (described_steps(c, declined[i]) != 0) {
@@ -128,16 +119,11 @@ static void test_cached_steps(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t input_count, step_count = describe(c, "NeedsSingleton", steps, inputs, &input_count);
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK(step_count == 0);
-    } else {
-        CHECK(step_count == 2 && input_count == 1);
-        CHECK(steps[0].registration == s && steps[0].flags == TETHER_PLAN_STEP_CACHED && steps[0].slot_count == 0);
-        CHECK(steps[0].key == key_of(c, "S") && steps[0].parent == 1);
-        CHECK(steps[1].registration == needs && steps[1].flags == 0 && steps[1].slot_count == 1 && inputs[0] == 0);
-        CHECK(steps[1].key == key_of(c, "NeedsSingleton") && steps[1].parent == -1);
-    }
+    CHECK(step_count == 2 && input_count == 1);
+    CHECK(steps[0].registration == s && steps[0].flags == TETHER_PLAN_STEP_CACHED && steps[0].slot_count == 0);
+    CHECK(steps[0].key == key_of(c, "S") && steps[0].parent == 1);
+    CHECK(steps[1].registration == needs && steps[1].flags == 0 && steps[1].slot_count == 1 && inputs[0] == 0);
+    CHECK(steps[1].key == key_of(c, "NeedsSingleton") && steps[1].parent == -1);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -152,38 +138,10 @@ static void test_argument_inputs(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t input_count, step_count = describe(c, "Args", steps, inputs, &input_count);
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK(step_count == 0);
-    } else {
-        CHECK(step_count == 2 && input_count == 3);
-        CHECK(inputs[0] == TETHER_PLAN_INPUT_ARGUMENT(0) && inputs[1] == 0 && inputs[2] == TETHER_PLAN_INPUT_ARGUMENT(1));
-    }
+    CHECK(step_count == 2 && input_count == 3);
+    CHECK(inputs[0] == TETHER_PLAN_INPUT_ARGUMENT(0) && inputs[1] == 0 && inputs[2] == TETHER_PLAN_INPUT_ARGUMENT(1));
     CHECK(described_steps(c, "NeedsArgs") == 0);
     CHECK_OK(tether_container_free(c));
-}
-
-/* A child made after TETHER_NO_PLANS was unset, of a container made while it was "1", has no plans either.
- * build oracle: drops with Graph.build (the whole test, and its RUN). */
-static void test_children_of_a_container_without_plans_have_none(void) {
-    const char *was = getenv("TETHER_NO_PLANS");
-    char saved[8] = "";
-    if (was) snprintf(saved, sizeof saved, "%s", was);
-    setenv("TETHER_NO_PLANS", "1", 1);
-    tether_container *parent, *child;
-    CHECK_OK(tether_container_new(NULL, &parent));
-    unsetenv("TETHER_NO_PLANS");
-    CHECK_OK(tether_container_new(parent, &child));
-    CHECK_OK(tether_register(parent, "Plain", (tether_fn)make, NULL, 0, NULL));
-    CHECK(described_steps(child, "Plain") == 0 && described_steps(parent, "Plain") == 0);
-    tether_container *other;
-    CHECK_OK(tether_container_new(NULL, &other));  /* made without the variable: plans */
-    CHECK_OK(tether_register(other, "Plain", (tether_fn)make, NULL, 0, NULL));
-    CHECK(described_steps(other, "Plain") == 1);
-    if (was) setenv("TETHER_NO_PLANS", saved, 1);
-    CHECK_OK(tether_container_free(other));
-    CHECK_OK(tether_container_free(child));
-    CHECK_OK(tether_container_free(parent));
 }
 
 /* tether_plan_failure: the library's message for a replayed step or completion that failed. */
@@ -200,17 +158,12 @@ static void test_value_steps(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t input_count, step_count = describe(root, "Handler", steps, inputs, &input_count);
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK(step_count == 0);
-    } else {
-        CHECK(step_count == 2 && input_count == 1);
-        CHECK(steps[0].flags == TETHER_PLAN_STEP_VALUE && steps[0].key == key_of(root, "Request"));
-        CHECK(steps[0].slot_count == 0 && steps[0].parent == 1);
-        CHECK(steps[1].registration == handler && steps[1].flags == 0 && inputs[0] == 0);
-        CHECK_STATUS(TB.plan_failure(root, key_of(root, "Handler"), 1, -1, "boom"), TETHER_E_FACTORY_FAILED);
-        CHECK(strcmp(tether_last_error(), "factory for \"Handler\" returned NULL: boom") == 0);
-    }
+    CHECK(step_count == 2 && input_count == 1);
+    CHECK(steps[0].flags == TETHER_PLAN_STEP_VALUE && steps[0].key == key_of(root, "Request"));
+    CHECK(steps[0].slot_count == 0 && steps[0].parent == 1);
+    CHECK(steps[1].registration == handler && steps[1].flags == 0 && inputs[0] == 0);
+    CHECK_STATUS(TB.plan_failure(root, key_of(root, "Handler"), 1, -1, "boom"), TETHER_E_FACTORY_FAILED);
+    CHECK(strcmp(tether_last_error(), "factory for \"Handler\" returned NULL: boom") == 0);
     /* the root's own resolve still reports the value missing */
     tether_ref *out = NULL;
     CHECK_STATUS(tether_resolve(root, "Handler", &out), TETHER_E_NOT_FOUND);
@@ -219,11 +172,8 @@ static void test_value_steps(void) {
     CHECK_OK(tether_container_new(root, &child));
     CHECK_OK(tether_provide_value(child, "Request", &request, NULL, NULL));
     step_count = describe(child, "Handler", steps, inputs, &input_count);
-    /* build oracle: drops with Graph.build */
-    if (!plans_off()) {
-        /* the value is a slot of the child's, not a registration: the same value step as the root's */
-        CHECK(step_count == 2 && steps[0].flags == TETHER_PLAN_STEP_VALUE && steps[0].key == key_of(root, "Request"));
-    }
+    /* the value is a slot of the child's, not a registration: the same value step as the root's */
+    CHECK(step_count == 2 && steps[0].flags == TETHER_PLAN_STEP_VALUE && steps[0].key == key_of(root, "Request"));
     CHECK_OK(tether_resolve(child, "Handler", &out));
     CHECK(tether_ref_get(out) == &request);
     CHECK_OK(tether_ref_release(out));
@@ -245,16 +195,11 @@ static void test_container_steps_and_adopt(void) {
     tether_plan_step steps[8];
     int32_t inputs[16];
     size_t input_count, step_count = describe(root, "User", steps, inputs, &input_count);
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK(step_count == 0);
-    } else {
-        CHECK(step_count == 3 && steps[0].flags == TETHER_PLAN_STEP_VALUE);
-        CHECK(steps[1].flags == TETHER_PLAN_STEP_CONTAINER && steps[1].key == key_of(root, "Session"));
-        CHECK(steps[1].slot_count == 2 && inputs[steps[1].first_input + 1] == 0 && steps[1].parent == 2);
-        CHECK(steps[2].flags == 0 && inputs[steps[2].first_input + 1] == 1);
-        CHECK(describe(root, "OverGraph", steps, inputs, &input_count) == 0);  /* over a graph step: not described */
-    }
+    CHECK(step_count == 3 && steps[0].flags == TETHER_PLAN_STEP_VALUE);
+    CHECK(steps[1].flags == TETHER_PLAN_STEP_CONTAINER && steps[1].key == key_of(root, "Session"));
+    CHECK(steps[1].slot_count == 2 && inputs[steps[1].first_input + 1] == 0 && steps[1].parent == 2);
+    CHECK(steps[2].flags == 0 && inputs[steps[2].first_input + 1] == 1);
+    CHECK(describe(root, "OverGraph", steps, inputs, &input_count) == 0);  /* over a graph step: not described */
     static int request;
     tether_container *child = new_container_in(root);
     CHECK_OK(tether_provide_value(child, "Request", &request, NULL, NULL));
@@ -284,18 +229,13 @@ static void test_plan_failure(void) {
     CHECK_OK(tether_register(c, "A", (tether_fn)make_dep, dep_b, 1, NULL));
     CHECK_OK(tether_register(c, "B", (tether_fn)make, NULL, 0, NULL));
     uint32_t a = key_of(c, "A");
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK_STATUS(TB.plan_failure(c, a, 0, -1, "boom"), TETHER_E_INVALID_ARGUMENT);
-    } else {
-        CHECK_STATUS(TB.plan_failure(c, a, 0, -1, "boom"), TETHER_E_FACTORY_FAILED);
-        CHECK(strcmp(tether_last_error(), "factory for \"B\" returned NULL: boom (while resolving \"A\" -> \"B\")") == 0);
-        CHECK_STATUS(TB.plan_failure(c, a, 1, -1, NULL), TETHER_E_FACTORY_FAILED);
-        CHECK(strcmp(tether_last_error(), "factory for \"A\" returned NULL") == 0);
-        CHECK_STATUS(TB.plan_failure(c, a, 2, -1, "boom"), TETHER_E_INVALID_ARGUMENT);
-        CHECK_STATUS(TB.plan_failure(c, a, 0, 0, "boom"), TETHER_E_INVALID_ARGUMENT);  /* no completion calls */
-        CHECK_STATUS(TB.plan_failure(c, a, 0, -2, "boom"), TETHER_E_INVALID_ARGUMENT);
-    }
+    CHECK_STATUS(TB.plan_failure(c, a, 0, -1, "boom"), TETHER_E_FACTORY_FAILED);
+    CHECK(strcmp(tether_last_error(), "factory for \"B\" returned NULL: boom (while resolving \"A\" -> \"B\")") == 0);
+    CHECK_STATUS(TB.plan_failure(c, a, 1, -1, NULL), TETHER_E_FACTORY_FAILED);
+    CHECK(strcmp(tether_last_error(), "factory for \"A\" returned NULL") == 0);
+    CHECK_STATUS(TB.plan_failure(c, a, 2, -1, "boom"), TETHER_E_INVALID_ARGUMENT);
+    CHECK_STATUS(TB.plan_failure(c, a, 0, 0, "boom"), TETHER_E_INVALID_ARGUMENT);  /* no completion calls */
+    CHECK_STATUS(TB.plan_failure(c, a, 0, -2, "boom"), TETHER_E_INVALID_ARGUMENT);
     CHECK_STATUS(TB.plan_failure(NULL, a, 0, -1, "boom"), TETHER_E_INVALID_HANDLE);
     CHECK_OK(tether_container_free(c));
 }
@@ -329,21 +269,15 @@ static void test_statuses(void) {
     CHECK_STATUS(TB.plan_describe(c, a, NULL, 8, inputs, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
     CHECK_STATUS(TB.plan_describe(c, a, steps, 8, NULL, 16, NULL, 0, &step_count, &input_count, NULL), TETHER_E_INVALID_ARGUMENT);
 
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK_OK(TB.plan_describe(c, a, NULL, 0, NULL, 0, NULL, 0, &step_count, &input_count, NULL));
-        CHECK(step_count == 0 && input_count == 0);
-    } else {
-        /* too small: the counts needed, nothing else written */
-        steps[0].registration = NULL;
-        CHECK_STATUS(TB.plan_describe(c, a, NULL, 0, NULL, 0, NULL, 0, &step_count, &input_count, NULL), TETHER_E_BUFFER_TOO_SMALL);
-        CHECK(step_count == 2 && input_count == 1);
-        CHECK_ERROR_HAS("2 steps, 1 inputs and 0 completions");
-        CHECK_STATUS(TB.plan_describe(c, a, steps, 2, inputs, 0, NULL, 0, &step_count, &input_count, NULL), TETHER_E_BUFFER_TOO_SMALL);
-        CHECK(steps[0].registration == NULL);
-        CHECK_OK(TB.plan_describe(c, a, steps, 2, inputs, 1, NULL, 0, &step_count, &input_count, NULL));
-        CHECK(step_count == 2 && steps[1].registration == ra && inputs[0] == 0);
-    }
+    /* too small: the counts needed, nothing else written */
+    steps[0].registration = NULL;
+    CHECK_STATUS(TB.plan_describe(c, a, NULL, 0, NULL, 0, NULL, 0, &step_count, &input_count, NULL), TETHER_E_BUFFER_TOO_SMALL);
+    CHECK(step_count == 2 && input_count == 1);
+    CHECK_ERROR_HAS("2 steps, 1 inputs and 0 completions");
+    CHECK_STATUS(TB.plan_describe(c, a, steps, 2, inputs, 0, NULL, 0, &step_count, &input_count, NULL), TETHER_E_BUFFER_TOO_SMALL);
+    CHECK(steps[0].registration == NULL);
+    CHECK_OK(TB.plan_describe(c, a, steps, 2, inputs, 1, NULL, 0, &step_count, &input_count, NULL));
+    CHECK(step_count == 2 && steps[1].registration == ra && inputs[0] == 0);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -422,12 +356,6 @@ static void test_replay_enter(void) {
     CHECK_STATUS(TB.replay_leave(), TETHER_E_INVALID_ARGUMENT);  /* nothing entered */
     CHECK_STATUS(TB.replay_enter(NULL, a, 0), TETHER_E_INVALID_HANDLE);
     CHECK_STATUS(TB.replay_enter(c, 0xfffffff0u, 0), TETHER_E_INVALID_ARGUMENT);
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {  /* no plan is described, so none can be entered */
-        CHECK_STATUS(TB.replay_enter(c, a, 0), TETHER_E_INVALID_ARGUMENT);
-        CHECK_OK(tether_container_free(c));
-        return;
-    }
     CHECK_STATUS(TB.replay_enter(c, a, 2), TETHER_E_INVALID_ARGUMENT);  /* 2 steps: B, A */
     CHECK_OK(TB.replay_enter(c, a, 0));
     made_a = made_b = 0;
@@ -507,7 +435,6 @@ int main(void) {
     RUN(test_container_steps_and_adopt);
     RUN(test_plan_failure);
     RUN(test_argument_inputs);
-    RUN(test_children_of_a_container_without_plans_have_none);
     RUN(test_statuses);
     RUN(test_version_words);
     RUN(test_replay_enter);

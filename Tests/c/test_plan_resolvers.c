@@ -1,6 +1,6 @@
 /* tether_plan_describe with resolver-form completion callbacks, tether_plan_keys (the keys their
  * resolver finds in the graph, with the retain-cycle bits) and tether_plan_resolver (what the
- * library's resolver answers where the table does not). Under TETHER_NO_PLANS=1 nothing is described. */
+ * library's resolver answers where the table does not). */
 #include <stdlib.h>
 #include "plan_described.h"
 
@@ -23,18 +23,13 @@ static void test_describes_a_resolver_form_callback_and_its_keys(void) {
     tether_container *c = s3();
     described d;
     CHECK_OK(describe_with_keys(c, "Parent", &d));
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK(d.step_count == 0 && d.completion_count == 0 && d.key_count == 0);
-    } else {
-        CHECK(d.step_count == 2 && d.completion_count == 1 && d.input_count == 1);
-        CHECK(d.completions[0].step == 0 && d.completions[0].target_count == 0);
-        CHECK(d.completions[0].flags == TETHER_PLAN_COMPLETION_RESOLVER);
-        CHECK(d.key_count == 2);
-        CHECK(d.keys[0].key == key_of(c, "Child") && d.keys[0].step == 0 && d.keys[0].closes == 1u);
-        /* Parent reaches Child: a strong edge from either to Parent closes a cycle */
-        CHECK(d.keys[1].key == key_of(c, "Parent") && d.keys[1].step == 1 && d.keys[1].closes == 3u);
-    }
+    CHECK(d.step_count == 2 && d.completion_count == 1 && d.input_count == 1);
+    CHECK(d.completions[0].step == 0 && d.completions[0].target_count == 0);
+    CHECK(d.completions[0].flags == TETHER_PLAN_COMPLETION_RESOLVER);
+    CHECK(d.key_count == 2);
+    CHECK(d.keys[0].key == key_of(c, "Child") && d.keys[0].step == 0 && d.keys[0].closes == 1u);
+    /* Parent reaches Child: a strong edge from either to Parent closes a cycle */
+    CHECK(d.keys[1].key == key_of(c, "Parent") && d.keys[1].step == 1 && d.keys[1].closes == 3u);
     CHECK_OK(tether_container_free(c));
 }
 
@@ -48,13 +43,6 @@ static void test_the_library_answers_what_the_table_does_not(void) {
     uint32_t parent = key_of(c, "Parent"), child = key_of(c, "Child");
     described d;
     CHECK_OK(describe_with_keys(c, "Parent", &d));
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) {
-        CHECK(d.step_count == 0);
-        CHECK_STATUS(TB.plan_resolver(c, parent, 0, parent, 0, NULL, 0), TETHER_E_INVALID_ARGUMENT);
-        CHECK_OK(tether_container_free(c));
-        return;
-    }
     CHECK(d.step_count == 2 && d.key_count == 2);
     /* Child -> Parent strongly closes Parent -> Child -> Parent: the resolver's message */
     CHECK_STATUS(TB.plan_resolver(c, parent, 0, parent, 0, NULL, 0), TETHER_E_RETAIN_CYCLE);
@@ -108,18 +96,15 @@ static void test_late_edges_reach_the_library(void) {
     uint32_t key = key_of(c, "Both");
     described d;
     CHECK_OK(describe_with_keys(c, "Both", &d));
-    /* build oracle: drops with Graph.build */
-    if (!plans_off()) {
-        /* steps: A 0, Root 1, B 2, Top 3, Both 4; completions: A's (0), B's (1) */
-        CHECK(d.step_count == 5 && d.completion_count == 2 && d.key_count == 5);
-        CHECK(d.keys[1].key == key_of(c, "Root") && (d.keys[1].closes & (1u << 2)) == 0);
-        /* A gets Top (no cycle), then B gets Root: B -> Root -> A -> Top -> B */
-        CHECK_OK(TB.plan_resolver(c, key, 0, key_of(c, "Top"), 0, NULL, 0));
-        size_t late[] = { 0, 3 };
-        CHECK_STATUS(TB.plan_resolver(c, key, 1, key_of(c, "Root"), 0, late, 1), TETHER_E_RETAIN_CYCLE);
-        CHECK_ERROR_HAS("\"Root\" -> \"A\" -> \"Top\" -> \"B\" -> \"Root\"");
-        CHECK_OK(TB.plan_resolver(c, key, 1, key_of(c, "Root"), 0, NULL, 0));
-    }
+    /* steps: A 0, Root 1, B 2, Top 3, Both 4; completions: A's (0), B's (1) */
+    CHECK(d.step_count == 5 && d.completion_count == 2 && d.key_count == 5);
+    CHECK(d.keys[1].key == key_of(c, "Root") && (d.keys[1].closes & (1u << 2)) == 0);
+    /* A gets Top (no cycle), then B gets Root: B -> Root -> A -> Top -> B */
+    CHECK_OK(TB.plan_resolver(c, key, 0, key_of(c, "Top"), 0, NULL, 0));
+    size_t late[] = { 0, 3 };
+    CHECK_STATUS(TB.plan_resolver(c, key, 1, key_of(c, "Root"), 0, late, 1), TETHER_E_RETAIN_CYCLE);
+    CHECK_ERROR_HAS("\"Root\" -> \"A\" -> \"Top\" -> \"B\" -> \"Root\"");
+    CHECK_OK(TB.plan_resolver(c, key, 1, key_of(c, "Root"), 0, NULL, 0));
     CHECK_OK(tether_container_free(c));
 }
 
@@ -170,8 +155,7 @@ static void test_declines_what_the_binding_could_not_answer(void) {
     CHECK_OK(tether_register(c, "T", (tether_fn)make_dep, u, 1, &r));
     CHECK_OK(tether_set_scope(r, TETHER_SCOPE_TRANSIENT));
     CHECK_OK(describe_with_keys(c, "Parent", &d));
-    /* build oracle: drops with Graph.build */
-    CHECK(d.step_count == (plans_off() ? 0u : 2u));
+    CHECK(d.step_count == 2u);
     CHECK_OK(tether_container_free(c));
 }
 

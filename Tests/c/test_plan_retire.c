@@ -103,8 +103,6 @@ static void nested_children_runs(int rounds);
 /* The loops above and nested children (below) in a process counting paths (TETHER_PLAN_STATS=1, read when its first thread
  * state is made: hence a fork before this process calls the library): every resolve served by a plan. */
 static void every_resolve_is_served_by_a_plan(void) {
-    /* build oracle: drops with Graph.build */
-    if (plans_off()) return;  /* make test-c-noplans: nothing is planned */
     int fds[2];
     CHECK(pipe(fds) == 0);
     fflush(NULL);

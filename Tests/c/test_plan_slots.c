@@ -1,5 +1,5 @@
 /* Every slot kind in one graph, resolved again and again: the recorded plan runs it (issue 28
- * item 1; under TETHER_NO_PLANS=1, make test-c-noplans, the graph builds it) with the same
+ * item 1) with the same
  * instances, handles, factory and destructor counts and order.
  *
  *   Root(CONTEXT, DEP Child, ALL Plugin, FACTORY Gadget, WEAK Child)

@@ -119,8 +119,8 @@ static void factory_reentering_a_key_further_down_the_path_is_a_cycle(void) {
     }
 }
 
-/* A plain graph (DEP slots only: resolved from a recorded plan unless
- * TETHER_NO_PLANS=1) whose innermost factory re-enters the root. */
+/* A plain graph (DEP slots only: resolved from a recorded
+ * plan) whose innermost factory re-enters the root. */
 static void *make_plain_reentering(kind *k) {
     entry = BY_RESOLVE;
     reenter(NULL, NULL);

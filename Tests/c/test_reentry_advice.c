@@ -350,7 +350,7 @@ static const struct expected { const char *path, *fix, *first, *key, *target, *c
                            "Y", "Z", "(null)", "X>Y Y>Z"},
 };
 
-/* Every shape, plans on and off (make test-c-noplans), graph- and singleton-scoped: the path is the
+/* Every shape, graph- and singleton-scoped: the path is the
  * real chain and the advice as above; every factory runs once, and when they fail with their
  * nested resolve, the resolve fails with nothing cached (a second one runs each factory again once). */
 static void deep_reentry_names_the_whole_path(void) {

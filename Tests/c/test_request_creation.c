@@ -10,7 +10,7 @@
  *   over it, each destructor once.
  * - Db's factory failing under the Session: the factory's status and message, nothing cached (no
  *   Session in the child, no Db: the next resolve calls both factories again), what was made dropped once.
- * Run with and without recorded plans (make test-c-noplans), and under ASan. */
+ * Run plain and under ASan. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
  * - A factory failing mid-request lets go of what the request made for it (the Session the
  *   failed Handler was to hold), ends the Session's creation claim (the next resolve makes a
  *   new one), and leaves the child's value in place.
- * Run with and without recorded plans (make test-c-noplans), and under ASan. */
+ * Run plain and under ASan. */
 #include <stdlib.h>
 #include "harness.h"
 #include "binding.h"

@@ -498,8 +498,7 @@ static void reregistering_while_resolving(void) {
  * main thread re-registers their keys), then after the makers exited and the
  * container was freed. Every instance is destroyed exactly once, with its own
  * registration's destructor and context. "Chain" resolves as one block (no
- * callbacks), "Done" completes (the plan replays into a graph); without plans
- * (TETHER_NO_PLANS) both are built step by step. */
+ * callbacks), "Done" completes (the plan replays into a graph). */
 enum { KEPT_MAX = THREADS * 512 };
 typedef struct keeper {
     tether_container *c;

@@ -107,7 +107,7 @@ static void test_a_weak_scoped_object_the_binding_holds_is_handed_out_again(void
 
 /* W a dependency of R (graph-scoped): R's first resolve after W's box died gets the object the binding holds,
  * no factory of W or its D runs, no callback again; drops in the build's order (a plan's creation step revives it
- * where the build's walk reaches W, branch revive; make test-c-noplans builds). */
+ * where the build's walk reaches W, branch revive). */
 static char order[64];
 static void drop_logged(void *instance, void *context) {
     kind *k = context;

@@ -1,7 +1,7 @@
 /* The conformance corpus through the C ABI: reads the line form of conformance/scenarios.json
  * (conformance/tolines.py), runs every scenario with one generic factory, one generic pair of
  * completion callbacks and one destructor, and compares each trace with the expected one.
- * The path's name (for `known`/`skip`) is "c", "c-noplans" (TETHER_NO_PLANS=1) or "c-asan".
+ * The path's name (for `known`/`skip`) is "c" or "c-asan" ("c-noplans", TETHER_NO_PLANS=1, before branch noplansoff).
  * Usage: runner FILE.lines [SCENARIO...]; -p prints every actual trace. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -1113,10 +1113,7 @@ void conformance_run_text(const char *text, size_t len, trace_hook hook, void *c
 }
 #else
 int main(int argc, char **argv) {
-    const char *noplans = getenv("TETHER_NO_PLANS");
-    static char path[32];
-    snprintf(path, sizeof path, "%s%s", PATH_BASE, noplans && strcmp(noplans, "1") == 0 ? "-noplans" : "");
-    S.path = path;
+    S.path = PATH_BASE;
     int print = 0, first = 1;
     if (argc > 1 && strcmp(argv[1], "-p") == 0) { print = 1; first = 2; }
     if (argc <= first) { fprintf(stderr, "usage: %s [-p] FILE.lines [SCENARIO...]\n", argv[0]); return 2; }

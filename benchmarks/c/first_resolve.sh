@@ -1,6 +1,6 @@
 #!/bin/sh
 # Instructions an iteration of benchmarks/c/first_resolve.c (callgrind: the difference of 400 and
-# 200 iterations over 200, so set-up and exit cancel), plans on and off (TETHER_NO_PLANS=1).
+# 200 iterations over 200, so set-up and exit cancel). (Plans off too, TETHER_NO_PLANS=1, before branch noplansoff.)
 # From the repository root, after `make build`:   sh benchmarks/c/first_resolve.sh
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -11,9 +11,6 @@ ${CC:-cc} -std=c11 -O1 -I"$ROOT/include" "$ROOT/benchmarks/c/first_resolve.c" -o
 count() { valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.first" "$@" >/dev/null 2>"$OUT/callgrind.first.log"
           grep -o "Collected : [0-9]*" "$OUT/callgrind.first.log" | awk '{print $3}'; }
 for mode in fresh weak; do
-    for plans in on off; do
-        if [ $plans = off ]; then export TETHER_NO_PLANS=1; else unset TETHER_NO_PLANS; fi
-        a=$(count "$OUT/first_resolve" 200 "$mode"); b=$(count "$OUT/first_resolve" 400 "$mode")
-        echo "$mode plans $plans: $(( (b - a) / 200 ))"
-    done
+    a=$(count "$OUT/first_resolve" 200 "$mode"); b=$(count "$OUT/first_resolve" 400 "$mode")
+    echo "$mode: $(( (b - a) / 200 ))"
 done

@@ -1,5 +1,5 @@
 /* Multibindings and factory slots against their plain equivalents (issue 26):
- *   ALL of 3 items vs 3 DEP slots (with recorded plans, and without: TETHER_NO_PLANS=1);
+ *   ALL of 3 items vs 3 DEP slots (recorded plans; without them too, TETHER_NO_PLANS=1, before branch noplansoff);
  *   tether_factory_call vs tether_resolve_args of the same key.
  * ns per resolve + release, best of 5 runs of 200,000. Usage: slots [extra registrations]
  *   cc -O2 -Iinclude benchmarks/c/slots.c -o build/slots -Lbuild/lib -ltether -Wl,-rpath,$PWD/build/lib */

@@ -3,16 +3,12 @@ import Glibc
 #endif
 import TetherCore
 
-/// TETHER_NO_PLANS=1: root containers made from now on (and their children) build every graph step by step.
-private var plansOff: Bool { getenv("TETHER_NO_PLANS").map { strcmp($0, "1") == 0 } ?? false }
-
 @_cdecl("tether_container_new")
 public func tether_container_new(_ parent: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     abiCall { () throws(TetherError) in
         let out = try outParam(out, "tether_container_new")
         guard let parent else {
             let core = try Container(parent: nil, bridge: ABIBridge.shared)
-            if plansOff { core.usesPlans = false }
             // Its lazy cells hold it by split references (no count every core writes per lazy slot):
             // `tether_container_free` lets them go before the handle's reference goes.
             core.splitsCellHolds = true

@@ -251,8 +251,8 @@ public final class Container: @unchecked Sendable {
             } } }
             guard ok else { throw TetherError.parentFreed }
             strict.store(parent.borrow { $0.refusesCaptives }, ordering: .relaxed)
-            // A child of a container without plans has none either (tests compare the two paths
-            // through children; a binding may make a child's container after reading its parent's switch).
+            // A child of a container without plans has none either (the build-oracle tests left compare
+            // the two paths through children; TETHER_NO_PLANS, read for a root, went in branch noplansoff).
             if parent.borrow({ !$0.runsPlans }) { plansOff.store(true, ordering: .relaxed) }
         }
     }
@@ -432,7 +432,9 @@ public final class Container: @unchecked Sendable {
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Whether resolves may replay recorded plans (`Plan`); on by default. Off,
-    /// every resolve builds its graph step by step (tests compare the two). Read as
+    /// every resolve builds its graph step by step: only the build-oracle tests left
+    /// set it (ContainerInputPlanTests, RevivePlanTests; `plansOff`), and with them and
+    /// `Graph.build` the setter goes (TETHER_NO_PLANS before branch noplansoff). Read as
     /// false while a trace hook is set: plans are not handed out (`describePlan`), so an
     /// embedding layer resolves through here, where the plans run traced (`runsPlans`).
     public var usesPlans: Bool {

@@ -56,18 +56,19 @@ def load_script(path: Path, name: str) -> ModuleType:
     return module
 
 
+def _no_event(event: object) -> None:
+    pass
+
+
 def container(parent: tether.Container | None = None, *, plans: bool = True) -> tether.Container:
-    """A container that replays plans, or one made with TETHER_NO_PLANS=1 (the library reads it
-    when the container is made): every resolve then goes through the library."""
-    saved = os.environ.get("TETHER_NO_PLANS")
-    os.environ["TETHER_NO_PLANS"] = "0" if plans else "1"
-    try:
-        return tether.Container(parent)
-    finally:
-        if saved is None:
-            del os.environ["TETHER_NO_PLANS"]
-        else:
-            os.environ["TETHER_NO_PLANS"] = saved
+    """A container whose resolves the binding replays where it can (``plans``), or one whose every
+    resolve goes through the library: a trace hook that keeps nothing (the binding replays no plan
+    and takes no fast path while one is set; the library runs its own plans, traced). Before branch
+    noplansoff the latter was a container made with TETHER_NO_PLANS=1: the library's build, no plan."""
+    made = tether.Container(parent)
+    if not plans:
+        made.trace(_no_event)
+    return made
 
 
 @pytest.fixture

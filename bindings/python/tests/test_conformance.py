@@ -1,5 +1,7 @@
-"""The conformance corpus (conformance/scenarios.json) through the public Python API, with the
-library's plans on and off: every scenario's trace must equal the one in the data.
+"""The conformance corpus (conformance/scenarios.json) through the public Python API, on containers
+whose plans the binding replays ("python-plans") and on containers whose every resolve goes through the
+library ("python-library": a trace hook set, see conftest.container; "python-noplans", TETHER_NO_PLANS=1,
+before branch noplansoff): every scenario's trace must equal the one in the data.
 
 The generic factory, callbacks and actions are described in conformance/README.md; this file
 implements them once for Python. `python3 test_conformance.py [NAME...]` prints actual traces.
@@ -24,7 +26,7 @@ import tether
 from tether import Scope
 
 CORPUS = json.loads((REPO_ROOT / "conformance" / "scenarios.json").read_text())
-PATHS = ("python-plans", "python-noplans")
+PATHS = ("python-plans", "python-library")
 SCOPES = {scope.name.lower(): scope for scope in Scope}  # the corpus's names (a new scope needs nothing here)
 STATUS = {
     tether.NotFoundError: "NOT_FOUND", tether.CycleError: "CYCLE", tether.RetainCycleError: "RETAIN_CYCLE",

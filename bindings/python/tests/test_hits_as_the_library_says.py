@@ -3,7 +3,8 @@ Python or from C code sharing the containers, each container of a chain (root, c
 resolves every SINGLETON, WEAK and CONTAINER key to the instance a C client resolving the same key
 from the same container gets (``tether_resolve``), and a singleton or weak hit goes back to the
 library exactly when the library's hit word of that container moved (``tether_container_hit_word``).
-Every test runs on containers that replay plans and on containers made with TETHER_NO_PLANS=1."""
+Every test runs on containers that replay plans (``make``; on containers made with TETHER_NO_PLANS=1
+too until branch noplansoff)."""
 
 from __future__ import annotations
 

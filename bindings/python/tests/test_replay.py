@@ -1,7 +1,8 @@
 """Replayed resolves (tether.executor): the library describes a plain graph's plan and the binding
 calls the Python factories itself. Every scenario runs twice, on containers that replay and on
-containers made with TETHER_NO_PLANS=1 (no plan described: every resolve goes through the
-library), and both must give the same results: calls, sharing, errors, invalidation."""
+containers with a trace hook set (no plan described: every resolve goes through the library, which
+runs its own plans; TETHER_NO_PLANS=1, the library's build, before branch noplansoff), and both must
+give the same results: calls, sharing, errors, invalidation."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Resolver-form completion callbacks (``on_complete=lambda r, obj: ...``) run from the plan the
 library describes (tether.plan_resolver): each scenario runs on containers that replay and on
-containers made with TETHER_NO_PLANS=1 (every resolve through the library), with the same results
+containers with a trace hook set (every resolve through the library: conftest.container), with the same results
 (factory and callback calls, identities, errors with their messages and causes), and the replay
 path must have run (``both``)."""
 

@@ -3,7 +3,8 @@ another reason than its box dying: a reset of the weak scope, a re-registration 
 from Python or from C code sharing the container (``tether_reset(c.handle, TETHER_SCOPE_WEAK)``),
 here or in a parent. After one, the next resolve, from Python or C, makes a new object; changes
 that forget nothing of it (a singleton reset, another key registered) never do. Every test runs
-on containers that replay plans and on containers made with TETHER_NO_PLANS=1."""
+on containers that replay plans (``make``; on containers made with TETHER_NO_PLANS=1 too until
+branch noplansoff)."""
 
 from __future__ import annotations
 

@@ -404,7 +404,7 @@ class Container:
         """The library's answer: the plan of ``kid`` from here is the resolving child's value (one
         value step, ``TETHER_PLAN_STEP_VALUE``: the key is a declared value nearest on the way),
         which is what a value of it provided in a child takes. Anything else (registered here, not
-        registered, no plan to describe: plans off, a trace hook) says the child's own registration."""
+        registered, no plan to describe: a trace hook) says the child's own registration."""
         described = executor.describe(self._api, self._materialize(), kid)
         return described is not None and len(described[0]) == 1 and bool(described[0][0].flags & PLAN_STEP_VALUE)
 
