@@ -1692,4 +1692,35 @@ import Testing
         #expect(made == first, "\(outcome.log)")
         #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
     }
+
+    // MARK: reasons still built (issue 28, branch unpinned: pinned before they are planned)
+
+    /// `requestInGraph`'s "a failing plan's open frame the graph has" (`runAskedPick`): R -> A -> M, graph-scoped;
+    /// R's completion callback registers M anew over Gone (not registered: a configuration with no plan yet), then
+    /// asks for B -> A. B's plan for that configuration fails at Gone under A, but A is open at that failure and the
+    /// graph has it: the build takes the graph's A, never asks for M or Gone, and B is made. Built (`requestInGraph`);
+    /// a plan serving it takes A from the graph past the failing plan's frames (not yet).
+    @Test func aFailingPlansOpenFrameTheGraphHasIsBuiltTakingIt() throws {
+        let (outcome, requests) = try run(plans: true, { fx in
+            let r = try fx.register("R", [dep("A")], scope: .transient)
+            try fx.register("A", [dep("M")])
+            try fx.register("M")
+            try fx.register("B", [dep("A")], scope: .transient)
+            fx.onComplete(r) { resolver, _, obj in
+                try fx.register("M", [dep("Gone")], label: "M2")
+                obj.got.append(try resolver.get(Key("B")).pointer)
+            }
+        }) { fx in
+            let r = try fx.resolve("R")
+            return withExtendedLifetime(r) {
+                let o = Obj.of(r)
+                return ["B's A is R's: \(Obj.at(o.got[0]).depPointer(0) == o.depPointer(0))"]
+            }
+        }
+        #expect(outcome.error == nil, "\(outcome)")
+        #expect(outcome.seen == ["B's A is R's: true"], "\(outcome)")
+        #expect(outcome.log.filter { $0.hasPrefix("make") || $0.hasPrefix("complete") } == ["make M", "make A", "make R", "complete R", "make B"],
+                "\(outcome.log)")
+        #expect(requests == ["requests": 1, "requestInGraph": 1], "\(requests)")
+    }
 }

@@ -79,7 +79,8 @@ extension Graph {
             // and one its gets find in the graph taken, `Plan.takeBuiltAsked`.)
             // (Slots over creation steps are made as a creating replay makes them; a RESOLVER slot's factory runs
             // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
-            // A failing plan's open frames the graph has: the build takes it (one it constructs: its cycle, `meeting`).
+            // A failing plan's open frames the graph has: the build takes it (one it constructs: its cycle, `meeting`;
+            // reached by a configuration changed before the request, `aFailingPlansOpenFrameTheGraphHasIsBuiltTakingIt`).
             if let failing = p.failing, failing.allOpen(progress.pointee.locals).contains(where: { builtIndex($0) != nil }) {
                 return .requestInGraph
             }
