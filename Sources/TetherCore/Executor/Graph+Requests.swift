@@ -82,9 +82,17 @@ extension Graph {
             if let counts { counts.countRequest(found: true, built: nil) }
             return try build(registration, from: lookup)
         }
-        // (A container-scoped key's plan is its warm one: its root a container step, claimed in the request's container.)
+        // (A container-scoped key's plan is its warm one, its root a container step claimed in the request's container;
+        // declining `notCached`, its creation plan, below.)
         var declined: Plan.Decline?
         if let made = try runAsked(registration, from: lookup, declined: &declined, counts) { return made }
+        // A container-scoped key over a singleton or weak key not cached (its warm plan's leaf missing, from a child with
+        // registrations of its own: the component's warm plan declining `notCached`): the plan for the caches' state, as
+        // `requestedUnkept` picks one not shared (the build before branch fuzzreq).
+        if declined == .notCached, registration.specReference.borrow({ $0.scope.isPerResolvingContainer }),
+           let made = try runAsked(registration, from: lookup, declined: &declined, counts, creating: true) {
+            return made
+        }
         if let counts { counts.countRequest(found: false, built: declined) }
         return try build(registration, from: lookup)
     }
