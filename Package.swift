@@ -10,7 +10,8 @@ let staticBuild = ProcessInfo.processInfo.environment["TETHER_STATIC"] == "1"
 // Swift 5 mode: the core guards shared state with explicit locks and atomics;
 // Swift 6's region checks reject non-Sendable objects moving through Mutex.withLock.
 // The shipped library also drops dynamic exclusivity checks (measured: ~10% of a resolve), and puts each
-// function in its own section so the linker can pack the hot ones together (hot.order below).
+// function in its own section (swiftc's default gives only public ones theirs) so the linker can pack the hot ones
+// together (hot.order below).
 let librarySettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
     + (staticBuild ? [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization",
                                     "-Xfrontend", "-function-sections"])] : [])

@@ -6,9 +6,8 @@ Prints one `.text.SYMBOL` line per function of libtether.so that ran in any file
 (then the next file's new ones, ...), each file's in order of instructions run, most first. gold places the sections
 listed, in this order, together in .text: the request path's code packed instead of spread over the library, so it
 evicts itself less from the L1 instruction cache (since branch rqfoot; benchmarks/README.md). Only functions in a
-section of their own move: swiftc puts its public functions (and the static runtime its C/C++ ones) in `.text.SYMBOL`
-sections, but its internal and private ones stay in their object file's `.text` (seen with swiftc 6.3); those lines
-are harmless.
+section of their own move: Package.swift's -function-sections gives every Swift function one (without it swiftc gives
+only its public ones one), and the static runtime's C/C++ functions have theirs.
 """
 import collections
 import sys
