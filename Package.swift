@@ -9,9 +9,12 @@ let staticBuild = ProcessInfo.processInfo.environment["TETHER_STATIC"] == "1"
 
 // Swift 5 mode: the core guards shared state with explicit locks and atomics;
 // Swift 6's region checks reject non-Sendable objects moving through Mutex.withLock.
-// The shipped library also drops dynamic exclusivity checks (measured: ~10% of a resolve).
+// The shipped library also drops dynamic exclusivity checks (measured: ~10% of a resolve), and puts each
+// function in its own section (swiftc's default gives only public ones theirs) so the linker can pack the hot ones
+// together (hot.order below).
 let librarySettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
-    + (staticBuild ? [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"])] : [])
+    + (staticBuild ? [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization",
+                                    "-Xfrontend", "-function-sections"])] : [])
 
 // DWARF 4 for the C target: clang's default 5 is more than valgrind 3.19 (benchmarks/c/profile.sh)
 // reads. Only for the builds profiled (`make build`; TETHER_DWARF4=1 for benchmarks/swift): unsafe
@@ -38,11 +41,14 @@ let package = Package(
         .target(
             name: "Tether",
             dependencies: ["TetherCore", "CFFI", "ThreadWord"],
-            exclude: ["exports.map"],
+            exclude: ["exports.map", "hot.order"],
             swiftSettings: librarySettings,
             linkerSettings: staticBuild
                 ? [.unsafeFlags(["-static-stdlib", "-Xlinker", "-l:libffi_pic.a",
-                                 "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/Tether/exports.map"])]
+                                 "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/Tether/exports.map",
+                                 // The request path's functions first and together: fewer L1 instruction-cache
+                                 // misses (benchmarks/README.md, rqfoot). gold (swiftc's linker on Linux) reads it.
+                                 "-Xlinker", "--section-ordering-file=\(Context.packageDirectory)/Sources/Tether/hot.order"])]
                 : [.linkedLibrary("ffi")]
         ),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
