@@ -57,7 +57,7 @@ extension Plan {
     @inline(__always)
     func takeValue<B>(_ i: Int, _ locals: Locals<B>) -> Ref<Instance>? {
         // (Asked for under a singleton from further up: that one's container's, `Step.lookup`.)
-        steps[i].registration.borrow { r in (self.lookup(of: i, locals.base) ?? locals.request.unsafelyUnwrapped.pointee.resolving).borrow { $0.providedValue(of: r) } }
+        registration(i, locals).borrow { r in (self.lookup(of: i, locals.base) ?? locals.request.unsafelyUnwrapped.pointee.resolving).borrow { $0.providedValue(of: r) } }
     }
 
     /// A container-scoped leaf's (`inResolving`) instance cached in the resolving container (retained);

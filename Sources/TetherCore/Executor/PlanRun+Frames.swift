@@ -192,8 +192,7 @@ extension Plan {
                         shared: Bool = true) -> StepBits? {
         var skips = taken, asked = StepBits()
         func takenFromCache(_ k: Int) -> Bool {
-            steps[k].isShared && steps[k].registration.borrow { r in
-                !r.isDeclaredValue && r.specReference.borrow { $0.scope.isShared && !$0.scope.isPerResolvingContainer } }
+            steps[k].isShared && steps[k].fromSharedCache
         }
         // (Takers after what they take: what a step still made asks for is known before that step is reached.)
         for j in stride(from: steps.count - 1, through: first, by: -1) where !skips.contains(j) {
@@ -202,7 +201,7 @@ extension Plan {
                 if !keeping { return nil }
             }
             // (A shared step is a leaf: no inputs of its own.)
-            if !old.contains(j) && !steps[j].isShared { forEachEdge(of: j, slots: steps[j].registration.borrow { $0.params.count }) { asked.insert($0) } }
+            if !old.contains(j) && !steps[j].isShared { forEachEdge(of: j, slots: steps[j].slotCount) { asked.insert($0) } }
         }
         return skips
     }

@@ -166,8 +166,7 @@ extension Plan {
     @inline(never)
     func tracesSkips() -> Bool {
         for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !steps[k].underContainer {
-            let slots = steps[k].registration.borrow { $0.params.count }
-            for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] where Plan.isStep(input) {
+            for input in inputs[steps[k].firstInput ..< steps[k].firstInput + steps[k].slotCount] where Plan.isStep(input) {
                 if steps[input].askedUnderContainer { return false }
             }
         }

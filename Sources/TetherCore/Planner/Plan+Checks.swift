@@ -78,7 +78,7 @@ extension Plan {
         var lastTaker = [Int](repeating: -1, count: order.count)
         for k in order.indices where !isLeaf(k) {
             let step = steps[order[k]]
-            let slots = step.registration.borrow { $0.params.count }
+            let slots = step.slotCount
             for input in inputs[step.firstInput ..< step.firstInput + slots] where input >= 0 { lastTaker[position[input]] = k }
         }
         // Per step, its own dependencies' steps: those right before it that it (or one of them) asked
@@ -142,7 +142,7 @@ extension Plan {
             seen[s] = true
             if !steps[s].isShared && !leaves.contains(s) {
                 guard depth < maxSteps else { return false }
-                let count = steps[s].registration.borrow { $0.params.count }
+                let count = steps[s].slotCount
                 for input in inputs[steps[s].firstInput ..< steps[s].firstInput + count] {
                     let named = Plan.isStep(input) ? [input] : !slots.isEmpty && Plan.isSlot(input)
                         ? slots[Plan.slotNumber(input)].kind == .weak ? [slots[Plan.slotNumber(input)].step] : slots[Plan.slotNumber(input)].items : []
@@ -267,7 +267,7 @@ extension Plan {
                 var entry = InstanceBlock.firstEntry(at: offset, isRoot: i == root)
                 let first = steps[i].firstInput
                 // A local step's registration has the recorded params (`fits`).
-                let slots = steps[i].registration.borrow { $0.params.count }
+                let slots = steps[i].slotCount
                 // A local step's record gets its spec per run (0 here; `write` takes the recording registration's).
                 let spec = i == root ? nil : steps[i].spec ?? steps[i].registration.borrow { $0.specReference }
                 block.write(at: offset, pointer: 0, spec: spec, count: steps[i].blockCount) { add in

@@ -290,6 +290,7 @@ extension Plan {
                 var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
                 step.local = local
+                step.fromSharedCache = !r.isDeclaredValue && spec.scope.isShared && !spec.scope.isPerResolvingContainer
                 step.askedUnderContainer = frames.contains { $0.isContainer }
                 // A value, or a container-scoped leaf, asked for under a singleton from further up: that container's
                 // (`Plan.takeValue`, `takeInResolving`), as the build's frame reads it.
@@ -599,6 +600,7 @@ extension Plan {
                                 firstInput: firstInput, isShared: false, isKeyed: true, completes: spec.completionCount > 0, parent: -1)
                 step.isContainer = true
                 step.local = frame.local
+                step.slotCount = frame.inputs.count
                 step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
                 (step.lookup, step.lookupSlot) = Self.lookups(frame.foreign, frame.foreignSlot)  // (its container's cache, claimed and published there)
                 return try add(step, frame.id)
@@ -606,6 +608,7 @@ extension Plan {
             var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
                             isShared: false, isKeyed: spec.scope.isKeyedInGraph, completes: spec.completionCount > 0, parent: -1)
             step.local = frame.local
+            step.slotCount = frame.inputs.count
             step.hasSlots = frame.inputs.contains(where: Plan.isSlot)
             step.creates = frame.creates
             (step.lookup, step.lookupSlot) = Self.lookups(frame.foreign, frame.foreignSlot)
@@ -630,7 +633,7 @@ extension Plan {
             }
             guard steps.contains(where: { $0.underContainer }) else { return }
             for k in steps.indices where !steps[k].isShared && !steps[k].isContainer && !under[k] {
-                let slots = steps[k].registration.borrow { $0.params.count }
+                let slots = steps[k].slotCount
                 for input in inputs[steps[k].firstInput ..< steps[k].firstInput + slots] {
                     if stepsNamed(by: input).contains(where: { steps[$0].underContainer }) { throw .containerInput }
                 }

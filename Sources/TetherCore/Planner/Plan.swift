@@ -40,8 +40,14 @@ final class Plan: @unchecked Sendable {
         /// The registration's spec when recorded (made steps; the plan holds it: `specsHeld`):
         /// any spec change retires the plan, so it is the current one while the plan is.
         let spec: Borrowed<InstanceSpec>?
-        /// This step's slots: `inputs[firstInput ..< firstInput + params.count]`.
+        /// This step's slots: `inputs[firstInput ..< firstInput + slotCount]`.
         let firstInput: Int
+        /// Its registration's `params.count` when recorded (0 for a shared step: a leaf). Read this, not
+        /// `registration`, where a run may hold a child's plan: a local step's recorded registration is the recording
+        /// child's, gone with it (`registration(of:_:)` gives the run's).
+        var slotCount = 0
+        /// A shared step taken from a singleton or weak cache (not a value, not container-scoped), as recorded.
+        var fromSharedCache = false
         let isShared: Bool
         /// Left in the graph's table by a build (every scope but transient), so a
         /// completion callback asking for its registration gets this instance.
@@ -516,7 +522,7 @@ final class Plan: @unchecked Sendable {
         // external edge of the block, as a shared step's, never a record in it.
         for i in steps.indices where !steps[i].isShared && !steps[i].isContainer {
             let first = steps[i].firstInput
-            let slots = inputs[first ..< first + steps[i].registration.borrow { $0.params.count }]
+            let slots = inputs[first ..< first + steps[i].slotCount]
             for input in slots where Plan.isStep(input) { steps[input].blockCount += 1 }
             let edges = slots.count { Plan.isStep($0) }
             steps[i].blockOffset = words
@@ -572,7 +578,7 @@ final class Plan: @unchecked Sendable {
         // steps, not read from how the recorder marked them (`skipsUnderContainer`, a `cachedVariant`: both imply it;
         // `Handler(O1, O3)`, `O3` container-scoped over graph-scoped `O1`, had neither and trapped).
         let containerOverMade = steps.contains { step in
-            step.isContainer && inputs[step.firstInput ..< step.firstInput + step.registration.borrow { $0.params.count }]
+            step.isContainer && inputs[step.firstInput ..< step.firstInput + step.slotCount]
                 .contains { Plan.isStep($0) && !steps[$0].isShared && !steps[$0].isContainer }
         }
         blockWords = (made > 1 || made == 1 && overSingleton) && !needsGraph && !containerOverMade
