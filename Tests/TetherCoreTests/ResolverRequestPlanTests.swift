@@ -1701,7 +1701,7 @@ import Testing
     /// graph has it: the build takes the graph's A, never asks for M or Gone, and B is made. Built (`requestInGraph`);
     /// a plan serving it takes A from the graph past the failing plan's frames (not yet).
     @Test func aFailingPlansOpenFrameTheGraphHasIsBuiltTakingIt() throws {
-        let (outcome, requests) = try run(plans: true, { fx in
+        let (outcome, requests) = try run({ fx in
             let r = try fx.register("R", [dep("A")], scope: .transient)
             try fx.register("A", [dep("M")])
             try fx.register("M")
