@@ -434,7 +434,7 @@ func expectLiteral(_ actual: [String], _ expected: [String], sourceLocation: Sou
 
 /// Runs `scenario` on a fixture of its own closed after it (every instance dropped once): the tracker's log, what
 /// the scenario returned, and its `PlanStats` counts. (Each test using it asserts the literal log or result: the
-/// build's, which `bothPaths` ran beside it as an oracle until branch noplansoff.)
+/// build's, which `bothPaths` ran beside it as an oracle until branch noplansoff, branch twooracles the last.)
 func planned<T>(_ scenario: (Fixture) throws -> T) throws -> (log: [String], seen: T, counts: [String: Int]) {
     let fx = try Fixture()
     var result: T?
@@ -451,39 +451,6 @@ func served<T>(resolves: Int, sourceLocation: SourceLocation = #_sourceLocation,
     let run = try planned(scenario)
     #expect(run.counts == ["resolves": resolves], "\(run.counts)", sourceLocation: sourceLocation)
     return (run.log, run.seen)
-}
-
-/// Runs `scenario` with plans and without, each on a fixture of its own closed after it (every
-/// instance dropped once); the two trackers' logs, what each scenario returned, and the plan run's counts.
-/// build oracle: drops with Graph.build (with `servedAlike`: `planned` and `served` once ContainerInputPlanTests
-/// and RevivePlanTests, their last users, assert their literal results alone).
-func bothPaths<T: Equatable>(_ scenario: (Fixture) throws -> T) throws -> (logs: [[String]], seen: [T], counts: [String: Int]) {
-    var logs: [[String]] = []
-    var seen: [T] = []
-    var counts: [String: Int] = [:]
-    for plans in [true, false] {
-        let fx = try Fixture()
-        fx.container.usesPlans = plans
-        var result: T?
-        let delta = try counted { result = try scenario(fx) }
-        if plans { counts = delta }
-        seen.append(result!)
-        _ = try fx.container.close()
-        #expect(fx.tracker.badDrops == 0 && fx.tracker.liveCount == 0)
-        logs.append(fx.tracker.log)
-    }
-    return (logs, seen, counts)
-}
-
-/// `bothPaths` of a scenario plans serve whole: with plans, `resolves` resolves counted and none built
-/// (`Graph.build`); both paths made and dropped the same, in the same order, and returned the same. Returns
-/// the plans' path's tracker log and result.
-func servedAlike<T: Equatable>(resolves: Int, sourceLocation: SourceLocation = #_sourceLocation,
-                               _ scenario: (Fixture) throws -> T) throws -> (log: [String], seen: T) {
-    let run = try bothPaths(scenario)
-    #expect(run.counts == ["resolves": resolves], "\(run.counts)", sourceLocation: sourceLocation)
-    #expect(run.logs[0] == run.logs[1] && run.seen[0] == run.seen[1], "\(run.logs) \(run.seen)", sourceLocation: sourceLocation)
-    return (run.logs[0], run.seen[0])
 }
 
 /// `key` resolved on another thread that must not wait (`WaitMode`), while this one waits for it: "made", or the

@@ -151,7 +151,6 @@ public final class Container: @unchecked Sendable {
     private let descendantHitWordCount = Atomic<Int>(0)
     /// This container's hit word is in its ancestors' `descendantHitWords` (`watchHitWord`).
     private let hitWordWatched = Atomic<Bool>(false)
-    @usableFromInline let plansOff = Atomic<Bool>(false)
     /// The tracer while a trace hook is set, else 0 (`setTrace`); the tracer, once made, in `State.tracer`.
     let traceWord = Atomic<UInt>(0)
 
@@ -251,9 +250,6 @@ public final class Container: @unchecked Sendable {
             } } }
             guard ok else { throw TetherError.parentFreed }
             strict.store(parent.borrow { $0.refusesCaptives }, ordering: .relaxed)
-            // A child of a container without plans has none either (the build-oracle tests left compare
-            // the two paths through children; TETHER_NO_PLANS, read for a root, went in branch noplansoff).
-            if parent.borrow({ !$0.runsPlans }) { plansOff.store(true, ordering: .relaxed) }
         }
     }
 
@@ -430,22 +426,6 @@ public final class Container: @unchecked Sendable {
     }
 
     public var isClosed: Bool { closed.load(ordering: .acquiring) }
-
-    /// Whether resolves may replay recorded plans (`Plan`); on by default. Off,
-    /// every resolve builds its graph step by step: only the build-oracle tests left
-    /// set it (ContainerInputPlanTests, RevivePlanTests; `plansOff`), and with them and
-    /// `Graph.build` the setter goes (TETHER_NO_PLANS before branch noplansoff). Read as
-    /// false while a trace hook is set: plans are not handed out (`describePlan`), so an
-    /// embedding layer resolves through here, where the plans run traced (`runsPlans`).
-    public var usesPlans: Bool {
-        get { !plansOff.load(ordering: .relaxed) && traceWord.load(ordering: .relaxed) == 0 }
-        set { plansOff.store(!newValue, ordering: .relaxed); configurationChanged() }
-    }
-
-    /// Whether resolves from here run recorded plans: unless `usesPlans` was set false (a trace
-    /// hook changes nothing: its plans run in their traced modes, `Plan.RunMode.traced`).
-    /// (Inlinable: `tether_container_new` reads it for every request's child.)
-    @inlinable package var runsPlans: Bool { !plansOff.load(ordering: .relaxed) }
 
     /// How many resolves on the calling thread reached `Graph.build` (no plan, warm or creating,
     /// served them): a diagnostic, so tests tell which executor ran.

@@ -11,12 +11,11 @@ import Synchronization
 extension Registration {
     /// The plan for a resolve of this registration from `container`, recorded
     /// now if the configuration changed since the last; nil when the graph must
-    /// resolve it (another container, plans off, or its graph is not plain).
+    /// resolve it (its graph is not plain; plans off before branch twooracles).
     /// Unretained: the registration keeps every plan it had.
     /// `progress`: the run's, whose `locals` a plan of a child with registrations of its own takes them in by slot (`Plan.fits`).
     @inline(__always)
     func plan(from container: Container, _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
-        guard container.runsPlans else { return nil }
         let configuration: UInt
         if container === self.container {
             configuration = container.configuration
@@ -200,7 +199,6 @@ extension Registration {
 
     /// `creationPlan` before `picked` (a failing plan's variant for the resolving container's caches).
     private func creationPlanFound(from container: Container, _ progress: UnsafeMutablePointer<PlanProgress>) -> Borrowed<Plan>? {
-        guard container.runsPlans else { return nil }
         let configuration: UInt
         if container === self.container {
             configuration = container.configuration
@@ -377,7 +375,6 @@ extension Registration {
     /// Why `plan(from:)` finds no plan for a resolve from `container`, read again for
     /// `PlanStats` once the resolve goes to `Graph.build` (each test as `plan(from:)` makes it).
     func planDecline(from container: Container) -> Plan.Decline {
-        guard container.runsPlans else { return .plansOff }
         var address = planAddress.load(ordering: .acquiring)
         if container !== self.container {
             let owner = Borrowed(self.container)

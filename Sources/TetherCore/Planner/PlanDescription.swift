@@ -83,7 +83,7 @@ public struct PlanDescription: Sendable {
 
 extension Container {
     /// The plan of `key` resolved from here, or nil when there is none to hand
-    /// out (plans off, the graph is not plain, or cannot be built: a resolve
+    /// out (a trace hook set, the graph is not plain, or cannot be built: a resolve
     /// reports why). Valid while `configuration` (read before this call) is unchanged.
     /// `completions`: whether plans with completion callbacks are described (declared ones,
     /// and resolver-form ones where `describedCompletions` can answer their resolvers).
@@ -92,8 +92,10 @@ extension Container {
         guard let root = unretainedRegistration(for: key) else {
             throw TetherError.notRegistered(key)
         }
-        // A container-scoped root is a container step (made once per resolving container); other shared ones are cache hits
-        guard usesPlans, root.borrow({ !$0.spec.scope.isShared || $0.spec.scope.isPerResolvingContainer }) else { return nil }
+        // A container-scoped root is a container step (made once per resolving container); other shared ones are cache hits.
+        // None while a trace hook is set: an embedding layer resolves through the container then, whose plans run traced
+        // (`Plan.RunMode.traced`). (`usesPlans` before branch twooracles, false too where a test had set plans off.)
+        guard traceWord.load(ordering: .relaxed) == 0, root.borrow({ !$0.spec.scope.isShared || $0.spec.scope.isPerResolvingContainer }) else { return nil }
         let recorder = Plan.Recorder(lookup: self, allowsResolvers: true, allowsArguments: true, allowsValues: true,
                                      allowsContainer: true)
         guard recorder.visit(root) != nil else { return nil }

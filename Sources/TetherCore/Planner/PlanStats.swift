@@ -7,13 +7,13 @@ import Darwin
 #endif
 
 extension Plan {
-    /// Why a resolve went to `Graph.build` instead of a plan: why no plan was looked for or
+    /// Why a resolve went to `Graph.build` instead of a plan: why no plan was
     /// found (`Registration.planDecline`), what the recorder declined (thrown at its site in
     /// `Plan.Recorder` and `Plan.record`, kept by a declined plan), or what a run found before
     /// any factory ran (`Plan.execute`). `PlanStats` counts resolves by it.
     enum Decline: Int, Error, CaseIterable {
-        // No plan looked for or found.
-        case plansOff
+        // (`plansOff` before branch twooracles: `Container.usesPlans` set false, the build oracles of
+        // ContainerInputPlanTests and RevivePlanTests last, TETHER_NO_PLANS=1 too before branch noplansoff.)
         // The recorder: the graph is not one a plan replays.
         case containerInput
         // (`sharedRoot` before branch pickrest: a singleton or weak root not cached that no plan makes, `notCached`'s
@@ -63,7 +63,6 @@ extension Plan {
         /// One line for the table (`PlanStats.report`).
         var text: String {
             switch self {
-            case .plansOff: "plans off (Container.usesPlans set false: the build oracles of ContainerInputPlanTests and RevivePlanTests only; TETHER_NO_PLANS=1 too before branch noplansoff)"
             case .containerInput: "a graph-scoped instance made for a container-scoped step that a step outside it takes too, where no cachedVariant serves: a traced run up to a cut (a nested resolve's or a request's) finding the container steps cached, a container step claimed late found cached where it is claimed (or by a get) whose build makes what a step outside takes too in an order the plan's steps do not give where the run cannot go on in the walk's order (Plan.lateHitsKeepOrder, Plan.goesOnInWalk: past the claim a step with slots or cells or opening frames, a container step, a late claim left; a PublishedVariant; completion callbacks; Plan.goingOn: a check before the claim of a step made past it, one that walk puts before the claim, creation steps made out of step order; a run up to a cut or stopping at a missing value; past three such steps, or a slot made per resolve naming a step under one) (a described plan: any made one)"
             case .described: "a shape only a described plan declines (never a resolve's)"
             case .metFailure: "an error the build reports (a key not registered, an argument below the root, a cycle, a captive), which a failing plan reports too (never a resolve's)"
