@@ -101,7 +101,7 @@ test-swift:
 	swift test
 
 # The conformance corpus (conformance/scenarios.json) on every path: the Swift core, the C ABI
-# plain and under ASan+UBSan, Python. Every path compares its trace with the same data, and the
+# plain and under ASan+UBSan, each also with every container traced (-t: the library's traced runs), Python. Every path compares its trace with the same data, and the
 # data with the reference model (conformance/model.py: the design's semantics in plain Python, no
 # library).
 test-conformance: test-conformance-model test-conformance-swift test-conformance-c test-conformance-python
@@ -125,6 +125,9 @@ test-conformance-c: $(BUILD)/conformance.lines $(BUILD)/tests/conformance $(BUIL
 	$(BUILD)/tests/conformance $(BUILD)/conformance.lines
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:max_free_fill_size=4096 \
 	  $(BUILD)/tests-asan/conformance $(BUILD)/conformance.lines
+	$(BUILD)/tests/conformance -t $(BUILD)/conformance.lines
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:max_free_fill_size=4096 \
+	  $(BUILD)/tests-asan/conformance -t $(BUILD)/conformance.lines
 
 test-conformance-swift:
 	swift test --filter ConformanceTests

@@ -1,8 +1,10 @@
 /* The conformance corpus through the C ABI: reads the line form of conformance/scenarios.json
  * (conformance/tolines.py), runs every scenario with one generic factory, one generic pair of
  * completion callbacks and one destructor, and compares each trace with the expected one.
- * The path's name (for `known`/`skip`) is "c" or "c-asan" ("c-noplans", TETHER_NO_PLANS=1, before branch noplansoff).
- * Usage: runner FILE.lines [SCENARIO...]; -p prints every actual trace. */
+ * The path's name (for `known`/`skip`) is "c" or "c-asan", "c-traced" or "c-asan-traced" with -t (every container
+ * traced: the library's own plans run as traced runs, Python's "python-library" path; since the fix of a traced
+ * child's plan reading a freed registration) ("c-noplans", TETHER_NO_PLANS=1, before branch noplansoff).
+ * Usage: runner [-p] [-t] FILE.lines [SCENARIO...]; -p prints every actual trace, -t traces every container. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdarg.h>
@@ -80,6 +82,7 @@ typedef struct named { char name[32]; void *p; int weak; } named;   /* weak: 1 a
 
 static struct {
     const char *path;
+    int traced;                            /* -t: every container has a trace hook that does nothing */
     regdef *regs;
     named containers[32]; int ncontainers;
     named vars[64]; int nvars;
@@ -96,6 +99,14 @@ static struct {
     int threads_ops;                       /* and in the threads step running (THREADS_OP_BUDGET) */
 } S;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* -t: a hook set makes every resolve of the container a traced run (the library's own plans, no hit path, no
+ * binding replay), the path Python's "python-library" takes; the trace itself is the runner's, as on every path. */
+static void ignore_trace(const tether_trace_event *event, void *context) { (void)event; (void)context; }
+static void new_container(tether_container *parent, tether_container **out) {
+    tether_container_new(parent, out);
+    if (S.traced && *out) tether_set_trace(*out, ignore_trace, NULL);
+}
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void trace(const char *fmt, ...) {
@@ -715,7 +726,7 @@ static void do_action(action *a) {
         named *n = &S.containers[S.ncontainers++];
         *n = (named){.weak = 0};
         snprintf(n->name, sizeof n->name, "%s", arg);
-        tether_container_new(container(field_or(l, "parent", "root")), (tether_container **)&n->p);
+        new_container(container(field_or(l, "parent", "root")), (tether_container **)&n->p);
         trace("container %s", arg);
     } else if (strcmp(op, "free") == 0) {
         char head[64];
@@ -896,7 +907,7 @@ static int applies(const char *pattern) {
 
 static void new_scenario(void) {
     S.containers[0] = (named){"root", NULL, 0};
-    tether_container_new(NULL, (tether_container **)&S.containers[0].p);
+    new_container(NULL, (tether_container **)&S.containers[0].p);
     S.ncontainers = 1;
 }
 
@@ -1115,8 +1126,12 @@ void conformance_run_text(const char *text, size_t len, trace_hook hook, void *c
 int main(int argc, char **argv) {
     S.path = PATH_BASE;
     int print = 0, first = 1;
-    if (argc > 1 && strcmp(argv[1], "-p") == 0) { print = 1; first = 2; }
-    if (argc <= first) { fprintf(stderr, "usage: %s [-p] FILE.lines [SCENARIO...]\n", argv[0]); return 2; }
+    for (; first < argc && argv[first][0] == '-' && argv[first][1] && !argv[first][2]; first++) {
+        if (argv[first][1] == 'p') print = 1;
+        else if (argv[first][1] == 't') { S.traced = 1; S.path = PATH_BASE "-traced"; }
+        else break;
+    }
+    if (argc <= first) { fprintf(stderr, "usage: %s [-p] [-t] FILE.lines [SCENARIO...]\n", argv[0]); return 2; }
     FILE *f = fopen(argv[first], "r");
     if (!f) { perror(argv[first]); return 2; }
     int st = run_stream(f, argv + first + 1, argc - first - 1, print, NULL, NULL);
