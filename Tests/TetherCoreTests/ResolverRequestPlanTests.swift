@@ -1109,6 +1109,42 @@ import Testing
         #expect(requests == ["requests": 6, "found": 2, "plan": 4])
     }
 
+    /// Requests for shared keys found (`buildShared`'s found path, `existing`): A's RESOLVER slot asks for S (a
+    /// singleton) and W (a weak key), both cached and held by the test; A's callback asks for them again and for U,
+    /// the singleton A takes, made by the first resolve's graph (its table's until published). Each is the cached (or
+    /// the graph's) instance, no factory runs for it; traced, a request taking it from its cache is one `cacheHit`, one
+    /// the graph's table has none (`existing`'s). Since branch isolate the found path is `existing`'s, not `build`'s.
+    @Test func aFoundSharedKeyIsTakenWithoutAFactory() throws {
+        let (outcome, requests) = try expectSame({ fx in
+            let a = try fx.register("A", [.resolver, dep("U")], scope: .transient) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[0]))
+                for key in ["S", "W"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+            try fx.register("S", scope: .singleton)
+            try fx.register("W", scope: .weak)
+            try fx.register("U", scope: .singleton)
+            fx.onComplete(a) { resolver, _, obj in
+                for key in ["S", "W", "U"] { obj.got.append(try resolver.get(Key(key)).pointer) }
+            }
+            let tracker = fx.tracker
+            fx.container.setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") }
+        }) { fx in
+            let (s, w) = (try fx.resolve("S"), try fx.resolve("W"))
+            return try withExtendedLifetime((s, w)) {
+                try resolveThrice(fx, "A") { a in
+                    "S \(a.got[0] == s.pointer && a.got[2] == s.pointer), W \(a.got[1] == w.pointer && a.got[3] == w.pointer), U \(a.got[4] == a.depPointer(1))"
+                }
+            }
+        }
+        #expect(outcome.seen == Array(repeating: "S true, W true, U true", count: 3))
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make S", "make W", "make U", "make A", "make A", "make A"])
+        // The factory's requests take S and W from their caches (the first resolve's plan makes U, the next ones' take
+        // it cached: their own hits); the callback's find all three in the graph's table: no hit.
+        #expect(outcome.log.filter { $0.hasPrefix("trace cacheHit") }.map { $0.dropFirst(15) }
+                == ["S", "W", "U", "S", "W", "U", "S", "W"], "\(outcome.log)")
+        #expect(requests == ["requests": 15, "found": 15], "\(requests)")
+    }
+
     /// A callback's request for a graph-scoped B over a singleton S no cache holds: B's creation plan (the
     /// first resolve's), S made and published with the graph; the next resolves' B take S cached.
     @Test func requestWhosePlanCreatesASingletonRunsIt() throws {
