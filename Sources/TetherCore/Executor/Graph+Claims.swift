@@ -1,9 +1,94 @@
 import Synchronization
 
-// The claims of a plan run into the graph: creation cells and container steps' cells, claimed
-// in the build's order, kept, let go of or taken over; the hooks tests use to force races.
+// The graph's claims: a shared instance's creation cell (`claim`, `claimOne`: what `existing` finds no
+// cache holding), every cell a root reaches in one order (`claimInOrder`); those of a plan run into the
+// graph: creation cells and container steps' cells, claimed in the build's order, kept, let go of or taken
+// over; the hooks tests use to force races. (`claim` to `claimInOrder` were Graph+Build.swift's before branch isolate.)
 
 extension Graph {
+    /// Claims the creation cell of a shared instance this graph must make, or
+    /// takes the instance another thread published meanwhile (`SharedCache.claim`).
+    /// The first claim of a singleton or weak cell claims, in one order, every
+    /// cell the root's constructor edges reach (`claimInOrder`): graphs needing
+    /// the same keys in other orders then never hold one each while waiting for
+    /// the other's (which would make one start over, its factories run twice).
+    func claim(_ registration: Registration, _ scope: Scope, in container: Container,
+                       askingPath: (() -> [Key])? = nil) throws(TetherError) -> Ref<Instance>? {
+        let key = SharedCache.cellKey(registration, scope, in: container)
+        // Not for a first claim of the container scope (a request's child, created once per
+        // request and rarely by two threads at once): the walk would cost it more than a
+        // rare start-over (`SharedCache`) would.
+        if !claimedInOrder, cells.isEmpty, !scope.isPerResolvingContainer, let root = claimRoot {
+            claimedInOrder = true
+            try claimInOrder(root.registration.object, from: root.container.object, askingPath: askingPath)
+        }
+        if cells.contains(where: { $0.key == key }) { return nil }
+        return try claimOne(registration, scope, in: container, askingPath: askingPath)
+    }
+
+    /// `askingPath`: the keys of the frames asking (a plan's claims: its path to the step); else this graph's frames.
+    func claimOne(_ registration: Registration, _ scope: Scope, in container: Container,
+                          askingPath: (() -> [Key])? = nil) throws(TetherError) -> Ref<Instance>? {
+        switch try SharedCache.shared.claim(registration, scope, in: container, thread: thread, canBackOff: canBackOff, path: askingPath ?? { self.path }) {
+        case .published(let hit): return hit
+        case .create(let cell):
+            // A provided value is never made: without its value it was superseded after this resolve picked it.
+            if scope.isKeptStronglyByRegistration && registration.isValue { throw superseded(registration, cell) }
+            cells.append(cell)
+            return nil
+        case .createUnderOuter(let cell):
+            if !outerCells.contains(where: { $0 === cell }) { outerCells.append(cell) }
+            return nil
+        case .backOff(let cell, let error):
+            backOff = (cell, error)
+            throw error
+        }
+    }
+
+    /// `claimOne` of `registration`, a provided value's, found it let go of (`supersededValue`): its
+    /// cell let go of, and the error a resolve that cannot start over reports (a factory or callback
+    /// of this graph under way: the value's factory's own).
+    @inline(never)
+    func superseded(_ registration: Registration, _ cell: SharedCache.Cell) -> TetherError {
+        SharedCache.shared.release(cell)
+        if userCode == 0 { supersededValue = .init(registration) }
+        return TetherError.valueLetGo(registration.key)
+    }
+
+    /// Whether this resolve can start over: the thread's outermost, no factory or callback of it under way.
+    var canBackOff: Bool {
+        userCode == 0 && Borrowed<ThreadState>(opaque: thread).borrow { $0.nesting == 1 && $0.graph === self }
+    }
+
+    /// Claims the cells of the uncached shared instances `root`'s constructor
+    /// edges reach, sorted by key, when there are several (`evenOne`, claiming
+    /// ahead for a no-wait resolve: also a single one, and the cached weak ones
+    /// held). A claim refused (`.wouldBlock`, no-wait mode) is reported as `root`'s.
+    /// `askingPath`: as `claimOne`'s (a failing plan's claims, `claimPastFailure`).
+    func claimInOrder(_ root: Registration, from container: Container, evenOne: Bool = false,
+                              askingPath: (() -> [Key])? = nil) throws(TetherError) {
+        var wanted: [(key: SharedCache.CellKey, registration: Registration, container: Container)] = []
+        // Claiming ahead, the weak instances found cached are held too: let go of by their other
+        // holders before the build reaches them, they would be claimed then, after factories ran.
+        Self.forEachUncachedShared(root, from: container, keepingWeak: evenOne ? { self.heldAhead.append($0.take()) } : nil) { registration, lookup in
+            wanted.append((SharedCache.cellKey(registration, registration.specReference.borrow { $0.scope }, in: lookup), registration, lookup))
+            return true
+        }
+        guard wanted.count > 1 || (evenOne && !wanted.isEmpty) else { return }
+        wanted.sort { ($0.key.registration, $0.key.container.map(UInt.init(bitPattern:)) ?? 0) < ($1.key.registration, $1.key.container.map(UInt.init(bitPattern:)) ?? 0) }
+        for (key, registration, lookup) in wanted {
+            // Held by this graph already (claims kept for the plan picked next, `keepClaims`): its own.
+            if cells.contains(where: { $0.key == key }) { continue }
+            // Published meanwhile: held until the graph ends, so the build finds it in the cache (a weak
+            // instance let go of would be claimed again, and, held by another thread by then, refused).
+            do throws(TetherError) {
+                if let hit = try claimOne(registration, registration.spec.scope, in: lookup, askingPath: askingPath) { heldAhead.append(hit.take()) }
+            } catch where error.code == .wouldBlock {
+                throw Self.wouldBlock(root, blocked: registration)
+            }
+        }
+    }
+
     /// A container step of the plan replaying into this graph (`Plan.claimContainerSteps`): its cell in
     /// `container` claimed as `existing` claims one the build reaches (`claimOne`), before any factory.
     /// `hit`: the instance published there (retained); nil, claimed: this graph makes it. `failure`: the
