@@ -72,7 +72,7 @@ extension Graph {
                     (claimedInOrder, holdsAhead) = (false, false)
                     try checkBeforeNotWaiting(registration, from: container)
                     claimRoot = (.init(registration), .init(container))
-                    built = try build(registration, from: container, arguments: arguments)
+                    built = try buildDeclined(registration, from: container, arguments: arguments)
                 }
                 try runCompletions()
                 let root = alive.take(built!)
@@ -109,6 +109,14 @@ extension Graph {
                 return .failure(error)
             }
         }
+    }
+
+    /// The build (`Graph+Build.swift`) of what no plan serves, for a reason `Plan.Decline` names: the last resort of
+    /// a resolve (`run`) and of a resolver's request (`requestedUnkept`, `buildShared`). The walker's one caller (since
+    /// branch isolate): deleting the build is deleting that file and this call.
+    func buildDeclined(_ registration: Registration, from container: Container,
+                       arguments: UnsafeBufferPointer<Argument> = .init(start: nil, count: 0)) throws(TetherError) -> Int {
+        try build(registration, from: container, arguments: arguments)
     }
 
     /// Replays `plan`'s build into this (empty) graph: the plan's run (`Plan.replay(into:)`,

@@ -487,7 +487,7 @@ extension Graph {
         }
     }
 
-    /// Whether `build` would find `registration`'s instance without making one: this graph's, a cached
+    /// Whether `existing` would find `registration`'s instance without making one: this graph's, a cached
     /// shared one or a provided value (a diagnostic's look, for `PlanStats`; it claims nothing).
     func isFound(_ registration: Borrowed<Registration>, in lookup: Container) -> Bool {
         let state = table.state(registration)

@@ -69,18 +69,24 @@ extension Graph {
             return made
         }
         if let counts { counts.countRequest(found: false, built: declined) }
-        return try build(registration, from: lookup)
+        return try buildDeclined(registration, from: lookup)
     }
 
-    /// `buildRequested` of a singleton, weak or container-scoped key: this graph's or its cache's instance (`build`'s
-    /// `existing` takes it, claiming nothing), else its plan for the caches' state (a creation plan: its cells
+    /// `buildRequested` of a singleton, weak or container-scoped key: this graph's or its cache's instance (`existing`
+    /// takes it, claiming nothing), else its plan for the caches' state (a creation plan: its cells
     /// claimed as the build's walk reaches each, `claimAsked`) replayed into this graph (`runAsked`), else the build.
     /// Out of line: most requests ask for a key the graph has.
     @inline(never)
     func buildShared(_ registration: Registration, from lookup: Container, _ counts: PlanStats.Counts?) throws(TetherError) -> Int {
         if isFound(Borrowed(registration), in: lookup) {
             if let counts { counts.countRequest(found: true, built: nil) }
-            return try build(registration, from: lookup)
+            // (`build`'s own look before branch isolate, the same one. Nil only when its cache let go of it since
+            // `isFound` looked, another thread's reset or a weak instance's last holder gone: its cell claimed, the
+            // build, whose look finds it claimed, as before.)
+            if let found = try existing(Borrowed(registration), registration.specReference, key: registration.key, in: .init(lookup)) {
+                return found
+            }
+            return try buildDeclined(registration, from: lookup)
         }
         // (A container-scoped key's plan is its warm one, its root a container step claimed in the request's container;
         // declining `notCached`, its creation plan, below.)
@@ -94,7 +100,7 @@ extension Graph {
             return made
         }
         if let counts { counts.countRequest(found: false, built: declined) }
-        return try build(registration, from: lookup)
+        return try buildDeclined(registration, from: lookup)
     }
 
     /// A resolver's request made while a request's plan runs on this graph (a factory of that plan using an
