@@ -1724,6 +1724,44 @@ import Testing
         #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
     }
 
+    /// `aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingIt` with a trace hook (`traced`: the build's events, A's a
+    /// hit from the graph) and from a child registering B itself (`child`: B's plan the child's, its open frame B a
+    /// local step's registration, A the owner's).
+    @Test(arguments: [false, true], [false, true])
+    func aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingItTracedOrFromAChild(traced: Bool, child: Bool) throws {
+        var target: Container?
+        let (outcome, requests) = try run({ fx in
+            let tracker = fx.tracker
+            if child { target = try fx.child() }
+            if traced { (target ?? fx.container).setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
+            let r = try fx.register("R", [dep("A")], scope: .transient)
+            try fx.register("A", [dep("M")])
+            try fx.register("M")
+            try fx.register("B", [dep("A")], scope: .transient, in: target)
+            fx.onComplete(r) { resolver, _, obj in
+                try fx.register("M", [dep("Gone")], label: "M2")
+                obj.got.append(try resolver.get(Key("B")).pointer)
+            }
+        }) { fx in
+            let r = try fx.resolve("R", in: target)
+            return withExtendedLifetime(r) {
+                let o = Obj.of(r)
+                return ["B's A is R's: \(Obj.at(o.got[0]).depPointer(0) == o.depPointer(0))"]
+            }
+        }
+        #expect(outcome.error == nil, "\(outcome)")
+        #expect(outcome.seen == ["B's A is R's: true"], "\(outcome)")
+        let log = ["make M", "make A", "make R", "complete R", "make B", "drop R", "drop B", "drop A", "drop M"]
+        // (The build's events: none for A taken from the graph, its table's.)
+        let events = ["trace resolveStart R", "trace factoryCall M", "make M", "trace factoryReturn M", "trace factoryCall A", "make A",
+                      "trace factoryReturn A", "trace edge A", "trace factoryCall R", "make R", "trace factoryReturn R", "trace edge R",
+                      "complete R", "trace factoryCall B", "make B", "trace factoryReturn B", "trace edge B", "trace edge R",
+                      "trace complete R", "trace resolveEnd R", "trace destroy R", "drop R", "trace destroy B", "drop B",
+                      "trace destroy A", "drop A", "trace destroy M", "drop M"]
+        #expect(outcome.log == (traced ? events : log), "\(outcome.log)")
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
+    }
+
     /// `aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingIt` two levels down: R -> A -> C -> M, graph-scoped; the
     /// callback registers M anew over Gone, then asks for B -> X -> A (X transient). B's plan fails at Gone under X, A
     /// and C, the graph having A and C: the build takes A (never asking for C), makes X, then B; so does the plan with
