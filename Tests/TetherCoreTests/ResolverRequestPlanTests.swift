@@ -1729,14 +1729,14 @@ import Testing
         #expect(requests == ["requests": 3, "plan": 3], "\(requests)")
     }
 
-    // MARK: reasons still built (issue 28, branch unpinned: pinned before they are planned)
+    // MARK: a failing plan's open frames the graph has (issue 28, branch failopen; pinned in branch unpinned)
 
-    /// `requestInGraph`'s "a failing plan's open frame the graph has" (`runAskedPick`): R -> A -> M, graph-scoped;
-    /// R's completion callback registers M anew over Gone (not registered: a configuration with no plan yet), then
-    /// asks for B -> A. B's plan for that configuration fails at Gone under A, but A is open at that failure and the
-    /// graph has it: the build takes the graph's A, never asks for M or Gone, and B is made. Built (`requestInGraph`);
-    /// a plan serving it takes A from the graph past the failing plan's frames (not yet).
-    @Test func aFailingPlansOpenFrameTheGraphHasIsBuiltTakingIt() throws {
+    /// A failing plan's open frame the graph has (`Plan.graphVariant`): R -> A -> M, graph-scoped; R's completion
+    /// callback registers M anew over Gone (not registered: a configuration with no plan yet), then asks for B -> A.
+    /// B's plan for that configuration fails at Gone under A, but A is open at that failure and the graph has it: the
+    /// build takes the graph's A, never asks for M or Gone, and B is made. The plan of that walk, A a leaf taken from
+    /// the graph, runs (`requestInGraph` before branch failopen: built).
+    @Test func aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingIt() throws {
         let (outcome, requests) = try run({ fx in
             let r = try fx.register("R", [dep("A")], scope: .transient)
             try fx.register("A", [dep("M")])
@@ -1757,6 +1757,153 @@ import Testing
         #expect(outcome.seen == ["B's A is R's: true"], "\(outcome)")
         #expect(outcome.log.filter { $0.hasPrefix("make") || $0.hasPrefix("complete") } == ["make M", "make A", "make R", "complete R", "make B"],
                 "\(outcome.log)")
-        #expect(requests == ["requests": 1, "requestInGraph": 1], "\(requests)")
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
+    }
+
+    /// `aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingIt` with a trace hook (`traced`: the build's events, A's a
+    /// hit from the graph) and from a child registering B itself (`child`: B's plan the child's, its open frame B a
+    /// local step's registration, A the owner's).
+    @Test(arguments: [false, true], [false, true])
+    func aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingItTracedOrFromAChild(traced: Bool, child: Bool) throws {
+        var target: Container?
+        let (outcome, requests) = try run({ fx in
+            let tracker = fx.tracker
+            if child { target = try fx.child() }
+            if traced { (target ?? fx.container).setTrace { e in tracker.note("trace \(e.kind) \(e.key.name)") } }
+            let r = try fx.register("R", [dep("A")], scope: .transient)
+            try fx.register("A", [dep("M")])
+            try fx.register("M")
+            try fx.register("B", [dep("A")], scope: .transient, in: target)
+            fx.onComplete(r) { resolver, _, obj in
+                try fx.register("M", [dep("Gone")], label: "M2")
+                obj.got.append(try resolver.get(Key("B")).pointer)
+            }
+        }) { fx in
+            let r = try fx.resolve("R", in: target)
+            return withExtendedLifetime(r) {
+                let o = Obj.of(r)
+                return ["B's A is R's: \(Obj.at(o.got[0]).depPointer(0) == o.depPointer(0))"]
+            }
+        }
+        #expect(outcome.error == nil, "\(outcome)")
+        #expect(outcome.seen == ["B's A is R's: true"], "\(outcome)")
+        let log = ["make M", "make A", "make R", "complete R", "make B", "drop R", "drop B", "drop A", "drop M"]
+        // (The build's events: none for A taken from the graph, its table's.)
+        let events = ["trace resolveStart R", "trace factoryCall M", "make M", "trace factoryReturn M", "trace factoryCall A", "make A",
+                      "trace factoryReturn A", "trace edge A", "trace factoryCall R", "make R", "trace factoryReturn R", "trace edge R",
+                      "complete R", "trace factoryCall B", "make B", "trace factoryReturn B", "trace edge B", "trace edge R",
+                      "trace complete R", "trace resolveEnd R", "trace destroy R", "drop R", "trace destroy B", "drop B",
+                      "trace destroy A", "drop A", "trace destroy M", "drop M"]
+        #expect(outcome.log == (traced ? events : log), "\(outcome.log)")
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
+    }
+
+    /// `aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingIt` two levels down: R -> A -> C -> M, graph-scoped; the
+    /// callback registers M anew over Gone, then asks for B -> X -> A (X transient). B's plan fails at Gone under X, A
+    /// and C, the graph having A and C: the build takes A (never asking for C), makes X, then B; so does the plan with
+    /// A and C leaves taken from the graph.
+    @Test func aFailingPlansOpenFramesTheGraphHasTwoLevelsDownRunThePlanTakingThem() throws {
+        let (outcome, requests) = try run({ fx in
+            let r = try fx.register("R", [dep("A")], scope: .transient)
+            try fx.register("A", [dep("C")])
+            try fx.register("C", [dep("M")])
+            try fx.register("M")
+            try fx.register("B", [dep("X")], scope: .transient)
+            try fx.register("X", [dep("A")], scope: .transient)
+            fx.onComplete(r) { resolver, _, obj in
+                try fx.register("M", [dep("Gone")], label: "M2")
+                obj.got.append(try resolver.get(Key("B")).pointer)
+            }
+        }) { fx in
+            let r = try fx.resolve("R")
+            return withExtendedLifetime(r) {
+                let o = Obj.of(r)
+                return ["B's X's A is R's: \(Obj.at(o.got[0]).dep(0).depPointer(0) == o.depPointer(0))"]
+            }
+        }
+        #expect(outcome.error == nil, "\(outcome)")
+        #expect(outcome.seen == ["B's X's A is R's: true"], "\(outcome)")
+        #expect(outcome.log.filter { $0.hasPrefix("make") || $0.hasPrefix("complete") }
+                == ["make M", "make C", "make A", "make R", "complete R", "make X", "make B"], "\(outcome.log)")
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
+    }
+
+    /// `aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingIt` whose walk with A a leaf fails further on: B -> A, N
+    /// (N transient -> Gone2, not registered). The build takes A, then fails at Gone2 under N; the plan with A a leaf
+    /// taken from the graph fails there too, with the build's message, nothing made.
+    @Test func aFailingPlansOpenFrameTheGraphHasWithAFailureFurtherOnRunsThePlanUpToIt() throws {
+        let (outcome, requests) = try run({ fx in
+            let r = try fx.register("R", [dep("A")], scope: .transient)
+            try fx.register("A", [dep("M")])
+            try fx.register("M")
+            try fx.register("B", [dep("A"), dep("N")], scope: .transient)
+            try fx.register("N", [dep("Gone2")], scope: .transient)
+            fx.onComplete(r) { resolver, _, _ in
+                try fx.register("M", [dep("Gone")], label: "M2")
+                do { _ = try resolver.get(Key("B")) } catch let e as TetherError { fx.tracker.note("B failed: \(e.code) \(e.message)") }
+            }
+        }) { fx in
+            let r = try fx.resolve("R")
+            return withExtendedLifetime(r) { [] }
+        }
+        #expect(outcome.error == nil, "\(outcome)")
+        #expect(outcome.log == ["make M", "make A", "make R", "complete R",
+                                "B failed: notFound no registration for \"Gone2\" (needed by \"B\" -> \"N\"); register it first (tether_register) or check the spelling",
+                                "drop R", "drop A", "drop M"], "\(outcome.log)")
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
+    }
+
+    /// `aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingIt` for a singleton's request: B singleton -> A. B's creation
+    /// plan fails at Gone under A, which the graph has: the build takes A and makes B (published with the graph); so
+    /// does the creating plan with A a leaf taken from the graph.
+    @Test func aFailingCreationPlansOpenFrameTheGraphHasRunsThePlanTakingIt() throws {
+        let (outcome, requests) = try run({ fx in
+            let r = try fx.register("R", [dep("A")], scope: .transient)
+            try fx.register("A", [dep("M")])
+            try fx.register("M")
+            try fx.register("B", [dep("A")], scope: .singleton)
+            fx.onComplete(r) { resolver, _, obj in
+                try fx.register("M", [dep("Gone")], label: "M2")
+                obj.got.append(try resolver.get(Key("B")).pointer)
+            }
+        }) { fx in
+            let r = try fx.resolve("R")
+            let b = try fx.resolve("B")
+            return withExtendedLifetime((r, b)) {
+                let o = Obj.of(r)
+                return ["B's A is R's: \(Obj.at(o.got[0]).depPointer(0) == o.depPointer(0)), B cached: \(o.got[0] == Obj.of(b).pointer)"]
+            }
+        }
+        #expect(outcome.error == nil, "\(outcome)")
+        #expect(outcome.seen == ["B's A is R's: true, B cached: true"], "\(outcome)")
+        #expect(outcome.log.filter { $0.hasPrefix("make") || $0.hasPrefix("complete") } == ["make M", "make A", "make R", "complete R", "make B"],
+                "\(outcome.log)")
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
+    }
+
+    /// `aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingIt` for a factory's request: R -> A, RESOLVER; R's factory
+    /// registers M anew over Gone, then asks for B -> A with R's frame open. B's plan fails at Gone under A, which the
+    /// graph has (R's slot): the build takes it and makes B, then R is made; so does the plan with A a leaf.
+    @Test func aFactorysRequestWhoseFailingPlansOpenFrameTheGraphHasRunsThePlanTakingIt() throws {
+        let (outcome, requests) = try run({ fx in
+            try fx.register("R", [dep("A"), .resolver], scope: .transient) { obj in
+                let resolver = try #require(fx.bridge.resolver(obj.words[1]))
+                try fx.register("M", [dep("Gone")], label: "M2")
+                obj.got.append(try resolver.get(Key("B")).pointer)
+            }
+            try fx.register("A", [dep("M")])
+            try fx.register("M")
+            try fx.register("B", [dep("A")], scope: .transient)
+        }) { fx in
+            let r = try fx.resolve("R")
+            return withExtendedLifetime(r) {
+                let o = Obj.of(r)
+                return ["B's A is R's: \(Obj.at(o.got[0]).depPointer(0) == o.depPointer(0))"]
+            }
+        }
+        #expect(outcome.error == nil, "\(outcome)")
+        #expect(outcome.seen == ["B's A is R's: true"], "\(outcome)")
+        #expect(outcome.log.filter { $0.hasPrefix("make") } == ["make M", "make A", "make B", "make R"], "\(outcome.log)")
+        #expect(requests == ["requests": 1, "plan": 1], "\(requests)")
     }
 }

@@ -12,8 +12,8 @@ extension Graph {
     /// further out (a factory's request). A plan meeting a key the thread constructs elsewhere (`outer`) or this
     /// graph constructs, or whose creation step's claim fails (`claimAsked`), runs up to where the build asks for
     /// it, then the build's error (`meetAsked`). Nil, with the reason in `declined`, when the build serves it: a
-    /// claim finding the caches changed, a failing plan's open frame the graph has, or a step below a key the
-    /// graph has that a step it makes takes (`Plan.takeFromGraph`).
+    /// claim finding the caches changed, a failing plan's open frame the graph has that no walk with it a leaf
+    /// serves (`Plan.graphVariant`), or a step below a key the graph has that a step it makes takes (`Plan.takeFromGraph`).
     /// A request whose creation steps' claims found keys another thread published that its run cannot take
     /// (`claimAsked`) keeps those claims (`keepClaims`) and picks its plan again, for the state they found, as `run`
     /// does (past `maxKeptPicks` times, once more holding every key its build would claim, as `run`).
@@ -63,6 +63,20 @@ extension Graph {
             if shared && reason == .other { reason = .notCached }  // (its warm plan serves it cached only)
             return nil
         }
+        // A failing plan's open frames the graph has (a configuration changed before the request,
+        // `aFailingPlansOpenFrameTheGraphHasRunsThePlanTakingIt`): the build takes each from the graph and never meets
+        // the error below it, so the plan of that walk, those keys leaves taken from the graph (`Plan.graphVariant`,
+        // held till this pick's end as `walkedWithGraphKeys`' are; built before branch failopen). One it constructs:
+        // its cycle (`meeting`).
+        if plan.borrow({ $0.failing?.allOpen(progress.pointee.locals).contains { builtIndex($0) != nil } ?? false }) {
+            guard let variant = plan.borrow({ p in p.graphVariant(registration, creating: shared || creating, from: lookup,
+                                                                  progress.pointee.locals) { builtIndex($0) != nil } }) else {
+                reason = .requestInGraph
+                return nil
+            }
+            Borrowed<ThreadState>(opaque: thread).borrow { $0.oneShotPlans.append(variant) }
+            plan = Borrowed(variant)
+        }
         // A plan with a `cachedVariant`: the one the container steps' caches pick (`Plan.variant(forCached:)`), as
         // `runRequest` switches (its claims in the graph switch again if that changes, `Plan.claimContainerSteps`); some
         // cached and others not: the plan for that set (a `mixedVariant`); none fits: the build.
@@ -73,20 +87,11 @@ extension Graph {
             }
             plan = variant
         }
-        let shape: Plan.Decline? = plan.borrow { p in
-            // (Container steps over creation steps: claimed in the build's walk's order, `claimAsked`. A RESOLVER slot's
-            // owner with container steps: those found cached at the claims are entered before its factory, `enterRunning`,
-            // and one its gets find in the graph taken, `Plan.takeBuiltAsked`.)
-            // (Slots over creation steps are made as a creating replay makes them; a RESOLVER slot's factory runs
-            // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
-            // A failing plan's open frames the graph has: the build takes it (one it constructs: its cycle, `meeting`;
-            // reached by a configuration changed before the request, `aFailingPlansOpenFrameTheGraphHasIsBuiltTakingIt`).
-            if let failing = p.failing, failing.allOpen(progress.pointee.locals).contains(where: { builtIndex($0) != nil }) {
-                return .requestInGraph
-            }
-            return nil
-        }
-        if let shape { reason = shape; return nil }
+        // (Container steps over creation steps: claimed in the build's walk's order, `claimAsked`. A RESOLVER slot's
+        // owner with container steps: those found cached at the claims are entered before its factory, `enterRunning`,
+        // and one its gets find in the graph taken, `Plan.takeBuiltAsked`.)
+        // (Slots over creation steps are made as a creating replay makes them; a RESOLVER slot's factory runs
+        // with the request's frames open, its gets requests made meanwhile: `Plan.openAskedFrames`.)
         // The thread constructs elsewhere: the build refuses a key of that where it asks for it (`Reentry`): the
         // run stops there (`replayAskedCut`, a failing plan's too: `meeting` finds its cut), unless it cannot.
         // A request reading the request whose claims fail or decline lets go of its own cells only (`dropContainerClaims`).

@@ -28,7 +28,7 @@ extension Plan {
         let recorder = try childRecorder(root, child)
         recorder.makesContainer = true
         recorder.createsUncached = creating
-        (recorder.leafContainers, recorder.leafSlots) = (leaves.ids, leaves.slots)
+        (recorder.leafContainers, recorder.leafSlots, recorder.graphLeaves) = (leaves.ids, leaves.slots, leaves.graph)
         // With completion callbacks or slots made per resolve the graph replays it (`Graph.replay`),
         // each local step entered under the resolving child's registration (`Plan.replay(into:)`).
         // A graph that reaches none of the child's registrations gets a plan too (no local

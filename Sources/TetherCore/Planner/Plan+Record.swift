@@ -22,7 +22,7 @@ extension Plan {
         recorder.makesContainer = true
         recorder.createsUncached = creating
         recorder.recordsSlots = true
-        recorder.leafContainers = leaves.ids
+        (recorder.leafContainers, recorder.graphLeaves) = (leaves.ids, leaves.graph)
         guard recorder.visit(Borrowed(root)) != nil else {
             if recorder.declinedCreating { return try record(root, configuration: configuration, leaves: leaves) }
             if recorder.decline == .containerInput {
@@ -65,7 +65,7 @@ extension Plan {
         guard !root.spec.scope.isPerResolvingContainer else { throw .containerInput }
         let made = try child.map { c throws(Decline) in try childRecorder(root, c) } ?? Recorder(lookup: root.container, allowsArguments: true)
         (made.makesContainer, made.recordsSlots, made.marksUnderContainer) = (true, true, false)
-        (made.leafContainers, made.leafSlots) = (leaves.ids, leaves.slots)
+        (made.leafContainers, made.leafSlots, made.graphLeaves) = (leaves.ids, leaves.slots, leaves.graph)
         // (A failing walk: its steps under a container step taken outside too, `visit`; not a plan's.)
         guard made.visit(Borrowed(root)) != nil else { throw made.decline == .metFailure ? .containerInput : made.decline }
         let cached: Recorder
@@ -286,7 +286,7 @@ extension Plan {
         guard let recorder = child.map({ try? childRecorder(root, $0) }) ?? Recorder(lookup: root.container, allowsArguments: true)
         else { return nil }
         (recorder.makesContainer, recorder.recordsSlots, recorder.marksUnderContainer, recorder.createsUncached) = (true, true, false, true)
-        (recorder.leafContainers, recorder.leafSlots) = (leaves.ids, leaves.slots)
+        (recorder.leafContainers, recorder.leafSlots, recorder.graphLeaves) = (leaves.ids, leaves.slots, leaves.graph)
         guard recorder.visit(Borrowed(root)) != nil, recorder.steps.contains(where: { $0.creates }),
               (try? recorder.finishSlots()) != nil else { return nil }
         // A run finding every container step cached: the build's walk then, those leaves taken from the resolving

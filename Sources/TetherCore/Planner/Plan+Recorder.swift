@@ -51,6 +51,9 @@ extension Plan {
         var leafContainers: Set<ObjectIdentifier> = []
         /// With `recordsLocals`: a child's own container-scoped registrations taken as leaves so, by slot in `component`.
         var leafSlots: Set<Int> = []
+        /// Keys a request's graph has, recorded as keyed steps its run takes from the graph (`Plan.graphVariant`,
+        /// `takeFromGraph`), not walked into: the build takes the graph's and never asks for what is below it.
+        var graphLeaves: Set<ObjectIdentifier> = []
         /// Whether the steps so far read the resolving container: container, value or container leaf steps.
         var readsRequest: Bool {
             steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }
@@ -250,6 +253,15 @@ extension Plan {
                 // slot's items too, `allRegistrations(for:from:)`: one in no slot is never met.)
                 guard let slot = component.firstIndex(where: { $0?.opaque == registration.opaque }) else { throw .other }
                 local = slot
+            }
+            if graphLeaves.contains(id) {
+                // Taken from the graph, never made: its slots recorded as CONTEXT, none a step's (no edge, `slotCount` its params').
+                var step = Step(registration: registration, spec: local >= 0 ? nil : Borrowed(spec), firstInput: inputs.count,
+                                isShared: false, isKeyed: true, completes: false, parent: -1)
+                step.local = local
+                step.slotCount = r.params.count
+                inputs += repeatElement(Plan.context, count: r.params.count)
+                return .found(try add(step, id))
             }
             let isContainer = spec.scope.isPerResolvingContainer && !containerLeaves && !leafContainers.contains(id)
                 && !(local >= 0 && leafSlots.contains(local))
@@ -683,7 +695,7 @@ extension Plan {
 
         /// After `visit`: what an object resolve reads, or nil when the plan cannot make objects (`makesObjects`).
         func objects() -> Objects? {
-            guard !recordsLocals, slots.isEmpty, !readsRequest,
+            guard !recordsLocals, slots.isEmpty, !readsRequest, graphLeaves.isEmpty,
                   let declared = declaredCompletions() else { return nil }
             var objects = Objects()
             var keeps = [Bool](repeating: false, count: steps.count)

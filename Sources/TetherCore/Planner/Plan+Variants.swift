@@ -75,9 +75,11 @@ extension Plan {
     /// Container-scoped registrations a walk takes as leaves from their caches (`Recorder.leafContainers`), not walked
     /// into: a failing plan's variant's. A child's own registration by its slot in the component (`Recorder.leafSlots`):
     /// the same in every child the plan serves (`fits`), whose registrations there are each run's.
+    /// `graph`: keys a request's graph has (`graphVariant`), steps its run takes from the graph (`Recorder.graphLeaves`).
     struct Leaves: Sendable {
         var ids: Set<ObjectIdentifier> = []
         var slots: Set<Int> = []
+        var graph: Set<ObjectIdentifier> = []
     }
 
     /// `failing` with what records its `variants` on first need (`variant`): from `root`, `creating` or not, `leaves`.
@@ -124,8 +126,11 @@ extension Plan {
     /// failing plan's variants (`recordVariant`: from `root`, creating if this plan creates), the container steps cached
     /// now in the resolving container and this plan's container-scoped leaves taken from their caches (a child's own by
     /// slot), for the run only (`keptByNone`). Nil: its walk declines, or a child's component changed since the pick.
-    func leafVariant(_ root: Registration, from container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> Plan? {
+    /// `graph`, `creating`: `graphVariant`'s (its leaves taken from the graph; creating or not as the request's pick).
+    func leafVariant(_ root: Registration, from container: Container, _ locals: UnsafeMutablePointer<Borrowed<Registration>>,
+                     graph: Set<ObjectIdentifier> = [], creating: Bool? = nil) -> Plan? {
         var leaves = failing?.leaves ?? Leaves()
+        leaves.graph = graph
         for i in steps.indices {
             let r = registration(of: i, locals)
             if steps[i].isContainer ? !Self.isCached(r, in: lookup(of: i, locals) ?? Borrowed(container))
@@ -134,7 +139,7 @@ extension Plan {
         }
         let plan: Plan
         do throws(Decline) {
-            plan = try Self.recordVariant(root, configuration: root.container.configuration, creating: createsShared,
+            plan = try Self.recordVariant(root, configuration: root.container.configuration, creating: creating ?? createsShared,
                                           child: hasLocals ? container : nil, leaves: leaves)
         } catch {
             return nil
@@ -142,6 +147,26 @@ extension Plan {
         guard !plan.declines, !hasLocals || plan.hasSameComponent(as: self) else { return nil }
         plan.keptByNone = true
         return plan
+    }
+
+    /// A request's failing plan whose open frames include keys its graph has (`has`; `Graph.runAsked`: a configuration
+    /// changed before the request, the walk meeting its error under a key the graph made before): the build takes each
+    /// from the graph and never asks for what is below it, so the plan of that walk, those keys leaves the run takes
+    /// from the graph (`Leaves.graph`, `takeFromGraph`), walked again while it fails under one more the graph has (as
+    /// `leafVariant`: from `root`, `creating`, this plan's container leaves too; for the run only, `keptByNone`). Nil:
+    /// a walk declines or has a `cachedVariant`, or a child's component changed since the pick (since branch
+    /// failopen; built before, `requestInGraph`).
+    func graphVariant(_ root: Registration, creating: Bool, from container: Container,
+                      _ locals: UnsafeMutablePointer<Borrowed<Registration>>, has: (Borrowed<Registration>) -> Bool) -> Plan? {
+        var graph = Set<ObjectIdentifier>(), plan = self
+        while let open = plan.failing?.allOpen(locals).filter(has), !open.isEmpty {
+            let before = graph.count
+            graph.formUnion(open.map { ObjectIdentifier($0.object) })
+            guard graph.count > before, let next = leafVariant(root, from: container, locals, graph: graph, creating: creating),
+                  next.cachedVariant == nil else { return nil }
+            plan = next
+        }
+        return plan === self ? nil : plan
     }
 
     /// A variant's walk (`failingVariant`): as the failing plan's, `leaves` taken from their caches. A child's creating walk
