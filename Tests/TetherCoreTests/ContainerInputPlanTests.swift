@@ -326,7 +326,8 @@ extension ChildCreatingContainerInputTests {
     /// A got the Handler's or not) and the events (`planned`).
     /// `w`: W's dependencies; `nested`: X's factory resolves W (held until the Handler is dropped), published meanwhile.
     /// `cache`: a second CONTAINER-scoped step claimed late, Cache (over Q), the Handler's before the Session.
-    private func lateClaimed(gets: Bool, handler: [String], w: [String] = [], nested: Bool = false, cache: Bool = false) throws
+    private func lateClaimed(gets: Bool, handler: [String], w: [String] = [], nested: Bool = false, cache: Bool = false,
+                             before: [String] = []) throws
         -> (log: [String], seen: [String], counts: [String: Int]) {
         try planned { fx -> [String] in
             let held = Box<[Instance]>([])
@@ -347,7 +348,12 @@ extension ChildCreatingContainerInputTests {
             try fx.register("W", w.map { dep($0) }, scope: .weak)
             try fx.register("Q")
             try fx.register("Cache", [dep("Q")], scope: .container)
-            try fx.register("Handler", [dep("A")] + (cache ? [dep("Cache")] : []) + [dep("Session")] + handler.map { dep($0) })
+            if (before + handler).contains("Cache2") {
+                try fx.register("Q2")
+                try fx.register("Cache2", [dep("Q2")], scope: .container)
+            }
+            try fx.register("Handler", [dep("A")] + (cache ? [dep("Cache")] : []) + before.map { dep($0) } + [dep("Session")]
+                            + handler.map { dep($0) })
             _ = try fx.resolve("Db")
             var seen: [String] = []
             for _ in 0..<2 {
@@ -600,13 +606,14 @@ extension ChildCreatingContainerInputTests {
 }
 
 extension ChildCreatingContainerInputTests {
-    /// A second CONTAINER-scoped step claimed late, Cache (over Q), before the Session: both found cached, the build makes X
-    /// before Y and Conn. Still built (`containerInput`, warm and creating): `lateHitsKeepOrder` walks every order of the
-    /// claims, the Session taken first (as A's get takes it) with Cache's claim left refused, though a run goes on in the
-    /// walk's order at the last one it reaches (`goOnInWalk`, the get's a leaf already). The shape left for `goingOn`.
-    @Test(arguments: [false, true], [false, true]) func aSecondLateClaimedContainerStepIsStillBuilt(gets: Bool, creating: Bool) throws {
+    /// A second CONTAINER-scoped step claimed late, Cache (over Q), before the Session: both found cached (the Session by
+    /// A's get, `gets`, before Cache's claim), the build makes X before Y and Conn. The run goes on in the build's walk's
+    /// order at the claim whose walk, every late step taken so far a leaf, is not the plan's: the Session's (Cache's, `gets`),
+    /// as `goOnInWalk` did; `containerInput` before branch late2 (warm and creating), `lateHitsKeepOrder`'s orders of the
+    /// claims taking the get's Session first with Cache's claim left (`Plan.goesOnEveryWay`: the runs' own order).
+    @Test(arguments: [false, true], [false, true]) func aSecondLateClaimedContainerStepGoesOnInTheWalk(gets: Bool, creating: Bool) throws {
         let run = try lateClaimed(gets: gets, handler: ["X", "Conn"] + (creating ? ["W"] : []), cache: true)
-        #expect(run.counts == ["resolves": 5, "containerInput": 4], "\(run.counts)")
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
         let w: [String] = creating ? ["W"] : []
         let session: [String] = ["Y", "Conn", "Z", "Session"], cached: [String] = ["Q", "Cache"]
         let made: [String] = gets ? session + ["A"] + cached : ["A"] + cached + session
@@ -618,6 +625,175 @@ extension ChildCreatingContainerInputTests {
         let dropsAgain: [String] = Array(again.reversed()) + held
         let child: [String] = first.map { "make \($0)" } + drops.map { "drop \($0)" } + again.map { "make \($0)" } + dropsAgain.map { "drop \($0)" }
         #expect(run.log == ["make Db"] + child + child + ["drop Db"], "\(run.log)")
+        // Traced: Cache's hit, then the Session's (its get's, inside A, `gets`); the Db's (under Conn) after X's factory.
+        func call(_ key: String) -> [String] { ["factoryCall \(key)", "factoryReturn \(key)"] }
+        let conn: [String] = call("Y") + ["cacheHit Db"] + call("Conn") + ["edge Conn", "edge Conn"]
+        let built: [String] = conn + call("Z") + call("Session") + ["edge Session", "edge Session"]
+        let cache: [String] = call("Q") + call("Cache") + ["edge Cache"]
+        let a: [String] = gets ? ["factoryCall A"] + built + ["factoryReturn A", "edge A"] + cache : call("A") + cache + built
+        let aAgain: [String] = gets ? ["factoryCall A", "cacheHit Session", "factoryReturn A", "edge A", "cacheHit Cache"]
+            : call("A") + ["cacheHit Cache", "cacheHit Session"]
+        let handler: [String] = w.flatMap(call) + call("Handler") + Array(repeating: "edge Handler", count: 5 + w.count) + ["resolveEnd Handler"]
+        let events: [String] = ["resolveStart Handler"] + a + call("X") + handler + drops.map { "destroy \($0)" }
+            + ["resolveStart Handler"] + aAgain + call("X") + conn + handler + dropsAgain.map { "destroy \($0)" }
+        let tree = "Handler(A,Cache(Q),Session(Conn(Y,Db),Z),X,Conn(Y,Db)\(creating ? ",W" : "")) \(!gets)"
+        #expect(run.seen == [tree, tree] + events + [tree, tree] + events, "\(run.seen)")
+    }
+}
+
+extension ChildCreatingContainerInputTests {
+    /// Beside Cache and the Session (both claimed late, found cached), a weak W made each resolve between them: W is made
+    /// before the Session's claim, where the plan has it, and the run goes on in the build's walk's order from there
+    /// (`Plan.goesOnEveryWay`; `containerInput` before branch late2: built).
+    @Test(arguments: [false, true]) func aCreationStepBetweenTwoLateClaimedContainerStepsGoesOnInTheWalk(gets: Bool) throws {
+        let run = try lateClaimed(gets: gets, handler: ["X", "Conn"], cache: true, before: ["W"])
+        #expect(run.counts == ["resolves": 5], "\(run.counts)")
+        let expectedLog: [Bool: [String]] = [
+            false:
+                ["make Db", "make A", "make Q", "make Cache", "make W", "make Y", "make Conn", "make Z",
+                 "make Session", "make X", "make Handler", "drop Handler", "drop X", "drop W", "drop A", "make A",
+                 "make W", "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y",
+                 "drop X", "drop W", "drop A", "drop Session", "drop Z", "drop Conn", "drop Y", "drop Cache",
+                 "drop Q", "make A", "make Q", "make Cache", "make W", "make Y", "make Conn", "make Z",
+                 "make Session", "make X", "make Handler", "drop Handler", "drop X", "drop W", "drop A", "make A",
+                 "make W", "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y",
+                 "drop X", "drop W", "drop A", "drop Session", "drop Z", "drop Conn", "drop Y", "drop Cache",
+                 "drop Q", "drop Db"],
+            true:
+                ["make Db", "make Y", "make Conn", "make Z", "make Session", "make A", "make Q", "make Cache",
+                 "make W", "make X", "make Handler", "drop Handler", "drop X", "drop W", "drop A", "make A", "make W",
+                 "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y", "drop X",
+                 "drop W", "drop A", "drop Cache", "drop Q", "drop Session", "drop Z", "drop Conn", "drop Y",
+                 "make Y", "make Conn", "make Z", "make Session", "make A", "make Q", "make Cache", "make W",
+                 "make X", "make Handler", "drop Handler", "drop X", "drop W", "drop A", "make A", "make W", "make X",
+                 "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y", "drop X", "drop W",
+                 "drop A", "drop Cache", "drop Q", "drop Session", "drop Z", "drop Conn", "drop Y", "drop Db"],
+        ]
+        expectLiteral(run.log, try #require(expectedLog[gets]))
+        let expectedSeen: [Bool: [String]] = [
+            false:
+                ["Handler(A,Cache(Q),W,Session(Conn(Y,Db),Z),X,Conn(Y,Db)) true",
+                 "Handler(A,Cache(Q),W,Session(Conn(Y,Db),Z),X,Conn(Y,Db)) true", "resolveStart Handler",
+                 "factoryCall A", "factoryReturn A", "factoryCall Q", "factoryReturn Q", "factoryCall Cache",
+                 "factoryReturn Cache", "edge Cache", "factoryCall W", "factoryReturn W", "factoryCall Y",
+                 "factoryReturn Y", "cacheHit Db", "factoryCall Conn", "factoryReturn Conn", "edge Conn", "edge Conn",
+                 "factoryCall Z", "factoryReturn Z", "factoryCall Session", "factoryReturn Session", "edge Session",
+                 "edge Session", "factoryCall X", "factoryReturn X", "factoryCall Handler", "factoryReturn Handler",
+                 "edge Handler", "edge Handler", "edge Handler", "edge Handler", "edge Handler", "edge Handler",
+                 "resolveEnd Handler", "destroy Handler", "destroy X", "destroy W", "destroy A",
+                 "resolveStart Handler", "factoryCall A", "factoryReturn A", "cacheHit Cache", "factoryCall W",
+                 "factoryReturn W", "cacheHit Session", "factoryCall X", "factoryReturn X", "factoryCall Y",
+                 "factoryReturn Y", "cacheHit Db", "factoryCall Conn", "factoryReturn Conn", "edge Conn", "edge Conn",
+                 "factoryCall Handler", "factoryReturn Handler", "edge Handler", "edge Handler", "edge Handler",
+                 "edge Handler", "edge Handler", "edge Handler", "resolveEnd Handler", "destroy Handler",
+                 "destroy Conn", "destroy Y", "destroy X", "destroy W", "destroy A", "destroy Session", "destroy Z",
+                 "destroy Conn", "destroy Y", "destroy Cache", "destroy Q",
+                 "Handler(A,Cache(Q),W,Session(Conn(Y,Db),Z),X,Conn(Y,Db)) true",
+                 "Handler(A,Cache(Q),W,Session(Conn(Y,Db),Z),X,Conn(Y,Db)) true", "resolveStart Handler",
+                 "factoryCall A", "factoryReturn A", "factoryCall Q", "factoryReturn Q", "factoryCall Cache",
+                 "factoryReturn Cache", "edge Cache", "factoryCall W", "factoryReturn W", "factoryCall Y",
+                 "factoryReturn Y", "cacheHit Db", "factoryCall Conn", "factoryReturn Conn", "edge Conn", "edge Conn",
+                 "factoryCall Z", "factoryReturn Z", "factoryCall Session", "factoryReturn Session", "edge Session",
+                 "edge Session", "factoryCall X", "factoryReturn X", "factoryCall Handler", "factoryReturn Handler",
+                 "edge Handler", "edge Handler", "edge Handler", "edge Handler", "edge Handler", "edge Handler",
+                 "resolveEnd Handler", "destroy Handler", "destroy X", "destroy W", "destroy A",
+                 "resolveStart Handler", "factoryCall A", "factoryReturn A", "cacheHit Cache", "factoryCall W",
+                 "factoryReturn W", "cacheHit Session", "factoryCall X", "factoryReturn X", "factoryCall Y",
+                 "factoryReturn Y", "cacheHit Db", "factoryCall Conn", "factoryReturn Conn", "edge Conn", "edge Conn",
+                 "factoryCall Handler", "factoryReturn Handler", "edge Handler", "edge Handler", "edge Handler",
+                 "edge Handler", "edge Handler", "edge Handler", "resolveEnd Handler", "destroy Handler",
+                 "destroy Conn", "destroy Y", "destroy X", "destroy W", "destroy A", "destroy Session", "destroy Z",
+                 "destroy Conn", "destroy Y", "destroy Cache", "destroy Q"],
+            true:
+                ["Handler(A,Cache(Q),W,Session(Conn(Y,Db),Z),X,Conn(Y,Db)) false",
+                 "Handler(A,Cache(Q),W,Session(Conn(Y,Db),Z),X,Conn(Y,Db)) false", "resolveStart Handler",
+                 "factoryCall A", "factoryCall Y", "factoryReturn Y", "cacheHit Db", "factoryCall Conn",
+                 "factoryReturn Conn", "edge Conn", "edge Conn", "factoryCall Z", "factoryReturn Z",
+                 "factoryCall Session", "factoryReturn Session", "edge Session", "edge Session", "factoryReturn A",
+                 "edge A", "factoryCall Q", "factoryReturn Q", "factoryCall Cache", "factoryReturn Cache",
+                 "edge Cache", "factoryCall W", "factoryReturn W", "factoryCall X", "factoryReturn X",
+                 "factoryCall Handler", "factoryReturn Handler", "edge Handler", "edge Handler", "edge Handler",
+                 "edge Handler", "edge Handler", "edge Handler", "resolveEnd Handler", "destroy Handler", "destroy X",
+                 "destroy W", "destroy A", "resolveStart Handler", "factoryCall A", "cacheHit Session",
+                 "factoryReturn A", "edge A", "cacheHit Cache", "factoryCall W", "factoryReturn W", "factoryCall X",
+                 "factoryReturn X", "factoryCall Y", "factoryReturn Y", "cacheHit Db", "factoryCall Conn",
+                 "factoryReturn Conn", "edge Conn", "edge Conn", "factoryCall Handler", "factoryReturn Handler",
+                 "edge Handler", "edge Handler", "edge Handler", "edge Handler", "edge Handler", "edge Handler",
+                 "resolveEnd Handler", "destroy Handler", "destroy Conn", "destroy Y", "destroy X", "destroy W",
+                 "destroy A", "destroy Cache", "destroy Q", "destroy Session", "destroy Z", "destroy Conn",
+                 "destroy Y", "Handler(A,Cache(Q),W,Session(Conn(Y,Db),Z),X,Conn(Y,Db)) false",
+                 "Handler(A,Cache(Q),W,Session(Conn(Y,Db),Z),X,Conn(Y,Db)) false", "resolveStart Handler",
+                 "factoryCall A", "factoryCall Y", "factoryReturn Y", "cacheHit Db", "factoryCall Conn",
+                 "factoryReturn Conn", "edge Conn", "edge Conn", "factoryCall Z", "factoryReturn Z",
+                 "factoryCall Session", "factoryReturn Session", "edge Session", "edge Session", "factoryReturn A",
+                 "edge A", "factoryCall Q", "factoryReturn Q", "factoryCall Cache", "factoryReturn Cache",
+                 "edge Cache", "factoryCall W", "factoryReturn W", "factoryCall X", "factoryReturn X",
+                 "factoryCall Handler", "factoryReturn Handler", "edge Handler", "edge Handler", "edge Handler",
+                 "edge Handler", "edge Handler", "edge Handler", "resolveEnd Handler", "destroy Handler", "destroy X",
+                 "destroy W", "destroy A", "resolveStart Handler", "factoryCall A", "cacheHit Session",
+                 "factoryReturn A", "edge A", "cacheHit Cache", "factoryCall W", "factoryReturn W", "factoryCall X",
+                 "factoryReturn X", "factoryCall Y", "factoryReturn Y", "cacheHit Db", "factoryCall Conn",
+                 "factoryReturn Conn", "edge Conn", "edge Conn", "factoryCall Handler", "factoryReturn Handler",
+                 "edge Handler", "edge Handler", "edge Handler", "edge Handler", "edge Handler", "edge Handler",
+                 "resolveEnd Handler", "destroy Handler", "destroy Conn", "destroy Y", "destroy X", "destroy W",
+                 "destroy A", "destroy Cache", "destroy Q", "destroy Session", "destroy Z", "destroy Conn",
+                 "destroy Y"],
+        ]
+        expectLiteral(run.seen, try #require(expectedSeen[gets]))
+    }
+
+    /// Still built (`containerInput`): a third container step claimed late, Cache2 (over Q2), whose claim comes past where
+    /// the run goes on in the build's walk's order (after the Handler's Conn: `Plan.goesOnEveryWay` declines a late step
+    /// made or found cached past that point, its claim's place in that walk's order not its step's); or before the
+    /// Session's (`before`), where a run whose get took the Session goes on at Cache's hit with Cache2's claim left. The
+    /// shapes left for a walk going on from one late claim to the next (each later one found cached going on from there).
+    @Test(arguments: [false, true], [false, true]) func aThirdLateClaimedContainerStepIsStillBuilt(gets: Bool, before: Bool) throws {
+        let run = before ? try lateClaimed(gets: gets, handler: ["X", "Conn"], cache: true, before: ["Cache2"])
+            : try lateClaimed(gets: gets, handler: ["X", "Conn", "Cache2"], cache: true)
+        #expect(run.counts == ["resolves": 5, "containerInput": 4], "\(run.counts)")
+        let expectedLog: [String: [String]] = [
+            "false false":
+                ["make Db", "make A", "make Q", "make Cache", "make Y", "make Conn", "make Z", "make Session",
+                 "make X", "make Q2", "make Cache2", "make Handler", "drop Handler", "drop X", "drop A", "make A",
+                 "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y", "drop X",
+                 "drop A", "drop Cache2", "drop Q2", "drop Session", "drop Z", "drop Conn", "drop Y", "drop Cache",
+                 "drop Q", "make A", "make Q", "make Cache", "make Y", "make Conn", "make Z", "make Session",
+                 "make X", "make Q2", "make Cache2", "make Handler", "drop Handler", "drop X", "drop A", "make A",
+                 "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y", "drop X",
+                 "drop A", "drop Cache2", "drop Q2", "drop Session", "drop Z", "drop Conn", "drop Y", "drop Cache",
+                 "drop Q", "drop Db"],
+            "true false":
+                ["make Db", "make Y", "make Conn", "make Z", "make Session", "make A", "make Q", "make Cache",
+                 "make X", "make Q2", "make Cache2", "make Handler", "drop Handler", "drop X", "drop A", "make A",
+                 "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y", "drop X",
+                 "drop A", "drop Cache2", "drop Q2", "drop Cache", "drop Q", "drop Session", "drop Z", "drop Conn",
+                 "drop Y", "make Y", "make Conn", "make Z", "make Session", "make A", "make Q", "make Cache",
+                 "make X", "make Q2", "make Cache2", "make Handler", "drop Handler", "drop X", "drop A", "make A",
+                 "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y", "drop X",
+                 "drop A", "drop Cache2", "drop Q2", "drop Cache", "drop Q", "drop Session", "drop Z", "drop Conn",
+                 "drop Y", "drop Db"],
+            "false true":
+                ["make Db", "make A", "make Q", "make Cache", "make Q2", "make Cache2", "make Y", "make Conn",
+                 "make Z", "make Session", "make X", "make Handler", "drop Handler", "drop X", "drop A", "make A",
+                 "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y", "drop X",
+                 "drop A", "drop Session", "drop Z", "drop Conn", "drop Y", "drop Cache2", "drop Q2", "drop Cache",
+                 "drop Q", "make A", "make Q", "make Cache", "make Q2", "make Cache2", "make Y", "make Conn",
+                 "make Z", "make Session", "make X", "make Handler", "drop Handler", "drop X", "drop A", "make A",
+                 "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y", "drop X",
+                 "drop A", "drop Session", "drop Z", "drop Conn", "drop Y", "drop Cache2", "drop Q2", "drop Cache",
+                 "drop Q", "drop Db"],
+            "true true":
+                ["make Db", "make Y", "make Conn", "make Z", "make Session", "make A", "make Q", "make Cache",
+                 "make Q2", "make Cache2", "make X", "make Handler", "drop Handler", "drop X", "drop A", "make A",
+                 "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y", "drop X",
+                 "drop A", "drop Cache2", "drop Q2", "drop Cache", "drop Q", "drop Session", "drop Z", "drop Conn",
+                 "drop Y", "make Y", "make Conn", "make Z", "make Session", "make A", "make Q", "make Cache",
+                 "make Q2", "make Cache2", "make X", "make Handler", "drop Handler", "drop X", "drop A", "make A",
+                 "make X", "make Y", "make Conn", "make Handler", "drop Handler", "drop Conn", "drop Y", "drop X",
+                 "drop A", "drop Cache2", "drop Q2", "drop Cache", "drop Q", "drop Session", "drop Z", "drop Conn",
+                 "drop Y", "drop Db"],
+        ]
+        expectLiteral(run.log, try #require(expectedLog["\(gets) \(before)"]))
     }
 }
 

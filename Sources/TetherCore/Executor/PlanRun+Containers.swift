@@ -245,7 +245,7 @@ extension Plan {
                 let replayed = into.graph.borrow { $0.replaySkips }
                 let going = reordered
                 goOnInWalk(M.self, c, n, &order, &reordered, checks: &checks, check: check,
-                           skipped: { skip.contains($0) || replayed.contains($0) },
+                           skipped: { skip.contains($0) || replayed.contains($0) }, pending: { late.contains($0) && replayed.contains($0) },
                            run, locals, walked: &walked, position: &position, told: told)
                 // Traced, not gone on here: the hits only it asked for (a shared step's too) not told, as a hit's (below).
                 if run.tracer != nil && going == reordered {
@@ -275,7 +275,7 @@ extension Plan {
                 skip.formUnion(B.Mask(under))
                 let replayed = into.graph.borrow { $0.replaySkips }
                 goOnInWalk(M.self, c, n, &order, &reordered, checks: &checks, check: check,
-                           skipped: { skip.contains($0) || replayed.contains($0) },
+                           skipped: { skip.contains($0) || replayed.contains($0) }, pending: { late.contains($0) && replayed.contains($0) },
                            run, locals, walked: &walked, position: &position, told: told)
                 if let tracer = run.tracer {
                     tellTakenLate(M.self, c, first: first, under: under, run, locals, told: &told, walked: &walked, position: &position)
@@ -308,7 +308,7 @@ extension Plan {
     /// that walk from here on (`tellPublishedInWalk`; `c`'s own, a hit, by the caller; a get's, none: the graph told it).
     private func goOnInWalk<B, M: RunMode>(_: M.Type, _ c: Int, _ n: Int, _ order: inout UnsafeBufferPointer<Int>, _ reordered: inout Bool,
                                            checks: inout UnsafeBufferPointer<CreationCheck>, check: Int,
-                                           skipped: (Int) -> Bool, _ run: RunState, _ locals: Locals<B>,
+                                           skipped: (Int) -> Bool, pending: (Int) -> Bool, _ run: RunState, _ locals: Locals<B>,
                                            walked: inout Plan.Walk?, position: inout Int, told: Int) {
         // (Its leaves the late steps taken, as `lateHitsKeepOrder` walks: the plan's order is the walk's for every other set.)
         let late = containerSteps.filter { steps[$0].claimsLate }
@@ -323,7 +323,8 @@ extension Plan {
         _ = remapped.initialize(from: kept)
         checks = UnsafeBufferPointer(start: remapped.baseAddress, count: kept.count)
         if run.tracer != nil {
-            if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
+            // (A get's late steps not reached yet, `pending`: leaves of it too, the graph told their hits; since branch late2.)
+            if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: late.filter { pending($0) && firstAsked($0) >= told }), told) }
             if walked != nil { tellPublishedInWalk(M.self, c, &walked!, &position, run, locals) }
         }
     }

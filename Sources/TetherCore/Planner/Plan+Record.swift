@@ -98,7 +98,8 @@ extension Plan {
     /// it claims them (`claimLate`; a resolver's get taking one cached, `takeBuilt`) makes what the build then makes,
     /// in its order: for each set of them found so, in each order, the steps left (`stepsOnlyUnder`, `keeping`) are
     /// in step order the made steps of the build's walk with those leaves (`Plan.walk`), or the run goes on in that
-    /// walk's order from the claim (`goOnInWalk`: at the last claim left, `reordering`, where `goesOnInWalk`). Not past
+    /// walk's order from the claim (`goOnInWalk`: at the last claim left, `reordering`, where `goesOnInWalk`), or, several,
+    /// every run's own order of the claims and gets goes on so (`goesOnEveryWay`, since branch late2). Not past
     /// three such steps, nor with a slot made per resolve naming a step under one (the walk and the skip read DEP edges).
     func lateHitsKeepOrder(reordering: Bool = true) -> Bool {
         let late = containerSteps.filter { steps[$0].claimsLate }
@@ -126,7 +127,49 @@ extension Plan {
                 return keepsOrder(taken + [c], next)
             }
         }
-        return keepsOrder([], StepBits())
+        return keepsOrder([], StepBits()) || goesOn && late.count > 1 && goesOnEveryWay(late)
+    }
+
+    /// Whether every run of this plan over several container steps claimed late (`late`, `goesOnInWalk`) that goes on in
+    /// the build's walk's order makes what the build makes, in its order: each late step taken by a get before the first
+    /// of their claims (cached, or built with what it asked for), found cached at its claim or made, the claims in the
+    /// order `claimLate` makes them. The run goes on at the first claim (or a get's step reached) whose walk, every late
+    /// step taken so far a leaf, is not the plan's (`goingOn` from there, as `goOnInWalk`); a late step made or found
+    /// cached past that point declines (its claim's place in that walk's order is not its step's). (The orders of
+    /// `keepsOrder` are not a run's: a get's step is a leaf from the first claim on, which is where the run goes on when
+    /// another is found cached there; since branch late2. No late step with slots, cells or frames: a get of its own.)
+    private func goesOnEveryWay(_ late: [Int]) -> Bool {
+        guard !late.contains(where: { steps[$0].hasSlots || steps[$0].bindsCells || steps[$0].opensFrames }) else { return false }
+        let claims = late.sorted { (firstAsked($0), $0) < (firstAsked($1), $1) }
+        let made = Array(madeSteps)
+        func only(_ c: Int) -> StepBits { var bits = StepBits(); bits.insert(c); return bits }
+        // Each late step's outcome: 0 a get took it cached, 1 a get built it, 2 found cached at its claim, 3 made.
+        var outcome = [Int](repeating: 0, count: late.count)
+        func keeps() -> Bool {
+            var skip = StepBits()
+            for (k, c) in late.enumerated() where outcome[k] < 2 && !skip.contains(c) {
+                if outcome[k] == 0 { skip.formUnion(stepsOnlyUnder(only(c), from: firstAsked(c), besides: skip, keeping: true)!) }
+                else { skip.insert(c); for j in steps.indices where descends(j, from: c) && !steps[j].isShared { skip.insert(j) } }
+            }
+            var reordered = false
+            for c in claims where !skip.contains(c) {
+                let k = late.firstIndex(of: c)!
+                guard outcome[k] < 2 || !reordered else { return false }
+                if outcome[k] == 3 { continue }
+                if outcome[k] == 2 { skip.formUnion(stepsOnlyUnder(only(c), from: firstAsked(c), besides: skip, keeping: true)!) }
+                guard !reordered else { continue }
+                guard let walk = Plan.walk(Array(steps), Array(inputs), leaves: late.filter { skip.contains($0) }) else { return false }
+                let n = made.firstIndex { $0 >= firstAsked(c) } ?? made.count
+                guard let going = goingOn(walk, made, from: n, skipped: { skip.contains($0) }) else { return false }
+                reordered = going.reorders
+            }
+            return true
+        }
+        func every(_ k: Int) -> Bool {
+            guard k < late.count else { return keeps() }
+            return (0..<4).allSatisfy { outcome[k] = $0; return every(k + 1) }
+        }
+        return every(0)
     }
 
     /// Whether a run may go on in the build's walk's order from a late claim's hit (`goOnInWalk`): one without
