@@ -297,7 +297,7 @@ extension Graph {
             for creation in p.creations where !cached.contains(where: { p.descends(creation.step, from: $0) }) {
                 let at = p.firstAsked(creation.step)
                 if let b = best, at > b.at || at == b.at && creation.step < b.step { continue }
-                best = (at, creation.step, creation.scope, p.askingPath(to: creation.step))
+                best = (at, creation.step, creation.scope, p.askingPath(to: creation.step, locals))
             }
             guard let failing = p.failing else { return best }
             let open = failing.allOpen(locals)
@@ -475,7 +475,7 @@ extension Graph {
         }
         claims: for step in plan.borrow({ $0.requestClaimOrder() }) {
             let (registration, isContainer, stepLookup, late) = plan.borrow { p in
-                (p.steps[step].local >= 0 ? locals[p.steps[step].local] : p.steps[step].registration, p.steps[step].isContainer,
+                (p.registration(of: step, locals), p.steps[step].isContainer,
                  p.lookup(of: step, locals), p.steps[step].claimsLate)
             }
             if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
@@ -485,7 +485,7 @@ extension Graph {
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
             let under = plan.borrow { p in cachedContainers.contains { p.descends(step, from: $0) } }
             // As `existing`: its cache first, else its claim.
-            let asking = { plan.borrow { $0.askingPath(to: step) } }
+            let asking = { plan.borrow { $0.askingPath(to: step, locals) } }
             let found = { () throws(TetherError) -> Ref<Instance>? in
                 if let hit = registration.borrow({ SharedCache.cached($0, scope, in: container) }) { return hit }
                 return try registration.borrow { r throws(TetherError) in try self.claim(r, scope, in: container, askingPath: asking) }

@@ -356,7 +356,7 @@ extension Graph {
             if !published.isEmpty && plan.borrow({ p in published.contains { p.descends(step, from: $0) } }) { continue }
             let under = !cachedContainers.isEmpty && plan.borrow { p in cachedContainers.contains { p.descends(step, from: $0) } }
             let scope = registration.borrow { $0.specReference.borrow { $0.scope } }
-            let asking = { self.path + plan.borrow { $0.askingPath(to: step) } }
+            let asking = { self.path + plan.borrow { $0.askingPath(to: step, progress.pointee.locals) } }
             if isContainer {
                 // (A request's run claims every container step ahead, `Plan.claimContainerSteps`: none late.)
                 if under { continue }

@@ -168,7 +168,7 @@ extension Plan {
             if M.requests && into.graph.borrow({ $0.requestSkips.contains(i) }) { unlooked += 1; continue }
             if late.contains(i) && !asker { deferred.insert(i); continue }
             let (claimed, hit, failure) = into.graph.borrow { graph in
-                graph.claimContainerStep(registration(i, locals), in: self.lookup(of: i, locals.base) ?? into.lookup) { self.askingPath(to: i) }
+                graph.claimContainerStep(registration(i, locals), in: self.lookup(of: i, locals.base) ?? into.lookup) { self.askingPath(to: i, locals.base) }
             }
             guard claimed else { return false }
             if let failure {
@@ -258,7 +258,7 @@ extension Plan {
                 continue
             }
             let claimed = into.graph.borrow { g in
-                g.claimLateContainerStep(registration(c, locals), in: self.lookup(of: c, locals.base) ?? into.lookup) { self.askingPath(to: c) }
+                g.claimLateContainerStep(registration(c, locals), in: self.lookup(of: c, locals.base) ?? into.lookup) { self.askingPath(to: c, locals.base) }
             }
             switch claimed {
             case .failure(let error): return error
@@ -295,7 +295,7 @@ extension Plan {
             if walked == nil { (walked, position) = (Plan.walk(Array(steps), Array(inputs), leaves: []), told) }
             if walked != nil { tellPublishedInWalk(M.self, c, &walked!, &position, run, locals) }
         } else {
-            tellHits(M.self, &told, to: first, run, Locals<OwnSteps>?.none)
+            tellHits(M.self, &told, to: first, run, locals)
             told = c + 1
         }
     }

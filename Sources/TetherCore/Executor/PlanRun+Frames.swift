@@ -259,28 +259,27 @@ extension Plan {
         return registrations.reversed()
     }
 
-    /// The keys of the frames a build has open when it asks for step `i` (a plan without local
-    /// steps): from the root down to its first asker, for the messages of its claim.
-    func askingPath(to i: Int) -> [Key] {
+    /// The keys of the frames a build has open when it asks for step `i`: from the root down to its first
+    /// asker, for the messages of its claim. `locals`: a child's plan's, written by `fits` (a local step's or open
+    /// frame's registration the resolving child's; the recorded one before branch localreg, read after its child went).
+    func askingPath(to i: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Key] {
         // A failing plan's step asked for by a frame open when the walk met the error: those frames.
-        if steps[i].parent < 0 { return failing.map { $0.opened(by: i).map { $0.borrow { $0.key } } } ?? [] }
-        return path(to: steps[i].parent, Locals<OwnSteps>?.none)
+        if steps[i].parent < 0 { return failing.map { $0.opened(by: i, locals).map { $0.borrow { $0.key } } } ?? [] }
+        return keys(to: steps[i].parent, locals)
     }
 
-    /// The keys from the root down to step `i` of a plan without local steps, as `Graph`'s frames hold them when its factory returns.
-    func keys(to i: Int) -> [Key] { path(to: i, Locals<OwnSteps>?.none) }
-    /// `keys(to:)` of a run: a local step's key the resolving child's registration's (`locals`, written by `fits`).
+    /// The keys from the root down to step `i` in a run, as `Graph`'s frames hold them when its factory returns: a local
+    /// step's key the resolving child's registration's (`locals`, written by `fits`).
     func keys(to i: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Key] { path(to: i, Locals<ChildSteps>(base: locals)) }
 
     /// The keys from the root down to step `i`, as `Graph`'s frames would hold them.
-    /// `locals`: nil for a plan with no local steps.
-    func path<B>(to i: Int, _ locals: Locals<B>?) -> [Key] {
+    func path<B>(to i: Int, _ locals: Locals<B>) -> [Key] {
         var keys: [Key] = []
         var step = i
         while step >= 0 {
-            keys.append((locals.map { registration(step, $0) } ?? steps[step].registration).borrow { $0.key })
+            keys.append(registration(step, locals).borrow { $0.key })
             if steps[step].parent < 0, let failing = failing {
-                return failing.opened(by: step).map { $0.borrow { $0.key } } + keys.reversed()
+                return failing.opened(by: step, locals.base).map { $0.borrow { $0.key } } + keys.reversed()
             }
             step = steps[step].parent
         }

@@ -110,7 +110,7 @@ extension Plan {
                 if walked != nil {
                     tellPublishedInWalk(M.self, found.step, &walked!, &position, run, locals)
                 } else {
-                    tellHits(M.self, &told, to: first, run, Locals<OwnSteps>?.none)
+                    tellHits(M.self, &told, to: first, run, locals)
                     told = found.step + 1
                 }
                 // (A revived one tells nothing: `Graph.existing` hands it out without a hit.)
@@ -185,7 +185,7 @@ extension Plan {
     /// cache (`Graph.existing`), between the factories of the steps around it.
     /// `skipsUnder`: the container steps were taken cached, so what was first asked for under
     /// them was not (`Step.askedUnderContainer`, a container step under another).
-    func tellHits<M: RunMode, B>(_: M.Type, _ told: inout Int, to end: Int, _ run: RunState, _ locals: Locals<B>?, skipsUnder: Bool = false) {
+    func tellHits<M: RunMode, B>(_: M.Type, _ told: inout Int, to end: Int, _ run: RunState, _ locals: Locals<B>, skipsUnder: Bool = false) {
         let made = run.instances
         while told < end {
             let j = told
@@ -194,9 +194,9 @@ extension Plan {
             // A request's (a replay's whose resolvers' gets built some, `asking`): a key the graph has (taken from it, or
             // shared and keyed there: the build's `existing` finds it in the table), or a step only such a key asked for: no hit.
             if let graph = run.asking, graph.borrow({ g in (M.requests ? g.requestSkips : g.replaySkips).contains(j)
-                || steps[j].isShared && g.builtIndex((locals.map { registration(j, $0) } ?? steps[j].registration)) != nil }) { continue }
+                || steps[j].isShared && g.builtIndex(registration(j, locals)) != nil }) { continue }
             if skipsUnder && (steps[j].askedUnderContainer || steps[j].isContainer && descendsFromContainer(j)) { continue }
-            let key = (locals.map { registration(j, $0) } ?? steps[j].registration).borrow { $0.key }
+            let key = registration(j, locals).borrow { $0.key }
             run.tracer.unsafelyUnwrapped.borrow { $0.emit(.cacheHit, key, made[j].borrow { $0.pointer }) }
         }
     }
@@ -206,7 +206,7 @@ extension Plan {
     /// build's walk then (`Plan.walk`, the container steps leaves: what only they asked for is not in it),
     /// from `position` in it. The made steps are in that walk's order too (none outside takes one under them,
     /// `Recorder.markUnderContainer`), each told by `tellMade`.
-    func tellWalkedHits<M: RunMode, B>(_: M.Type, _ walk: [Int], _ position: inout Int, to end: Int?, _ run: RunState, _ locals: Locals<B>?) {
+    func tellWalkedHits<M: RunMode, B>(_: M.Type, _ walk: [Int], _ position: inout Int, to end: Int?, _ run: RunState, _ locals: Locals<B>) {
         while position < walk.count {
             let j = walk[position]
             position += 1

@@ -246,8 +246,7 @@ extension Plan {
         // A failing plan's open frames: the build checks them first (its root's, then each it enters).
         for registration in failing?.allOpen(locals) ?? [] where identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
         for i in 0..<steps.count {
-            let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
-            if identities.contains(registration.borrow { $0.constructionIdentity }) { return true }
+            if identities.contains(registration(of: i, locals).borrow { $0.constructionIdentity }) { return true }
         }
         return false
     }
@@ -259,7 +258,7 @@ extension Plan {
         guard met < steps.count, failing == nil else { return false }
         let identities = outer.map { $0.borrow { $0.constructionIdentity } }
         return !steps.indices.contains { i in
-            i != met && identities.contains((steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration).borrow { $0.constructionIdentity })
+            i != met && identities.contains(registration(of: i, locals).borrow { $0.constructionIdentity })
         }
     }
 
@@ -317,7 +316,7 @@ extension Plan {
                           _ first: inout [Int]) -> (step: Int, registration: Borrowed<Registration>, cut: Int)? {
         var met: (step: Int, registration: Borrowed<Registration>, cut: Int)?
         for i in 0..<steps.count {
-            let registration = steps[i].local >= 0 ? locals[steps[i].local] : steps[i].registration
+            let registration = self.registration(of: i, locals)
             guard identities.contains(registration.borrow({ $0.constructionIdentity })) else { continue }
             if first.isEmpty { first = firstAskedOfEach() }
             guard first[i] > past else { continue }

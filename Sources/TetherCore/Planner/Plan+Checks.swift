@@ -54,8 +54,10 @@ extension Plan {
 
     /// The `CreationCheck`s of creation steps `creating` (in step order). `walk`: of a run in which another
     /// order holds (`PublishedVariant`): the steps in the build's walk's post-order, the step that asked for
-    /// each first, and the creation steps taken as leaves; positions are then in that order.
-    static func creationChecks(_ steps: [Step], _ inputs: [Int], creating: [Int], walk: Walk? = nil) -> [CreationCheck] {
+    /// each first, and the creation steps taken as leaves; positions are then in that order. `scope`: each one's, a run's
+    /// (`goingOn`: a local step's recorded registration is its recording child's); nil: read while recording.
+    static func creationChecks(_ steps: [Step], _ inputs: [Int], creating: [Int], walk: Walk? = nil,
+                               scope: ((Int) -> Scope)? = nil) -> [CreationCheck] {
         guard !creating.isEmpty else { return [] }
         let order = walk?.order ?? Array(steps.indices)
         var position = [Int](repeating: -1, count: steps.count)
@@ -103,7 +105,7 @@ extension Plan {
             let start = (first...c).first { !isLeaf($0) }!
             let at = taken ? c : start
             checks.append(CreationCheck(at: madeIndex[at], made: madeIndex[c], step: order[c],
-                                        scope: steps[order[c]].registration.borrow { $0.specReference.borrow { $0.scope } },
+                                        scope: scope?(order[c]) ?? steps[order[c]].recorded.borrow { $0.specReference.borrow { $0.scope } },
                                         reachedThere: !taken || first == c))
         }
         // Outer first where two start at one step (the outer's range holds the inner's).
@@ -269,7 +271,7 @@ extension Plan {
                 // A local step's registration has the recorded params (`fits`).
                 let slots = steps[i].slotCount
                 // A local step's record gets its spec per run (0 here; `write` takes the recording registration's).
-                let spec = i == root ? nil : steps[i].spec ?? steps[i].registration.borrow { $0.specReference }
+                let spec = i == root ? nil : steps[i].spec ?? steps[i].recorded.borrow { $0.specReference }
                 block.write(at: offset, pointer: 0, spec: spec, count: steps[i].blockCount) { add in
                     for input in inputs[first ..< first + slots] where Plan.isStep(input) {
                         if steps[input].isShared || steps[input].isContainer {

@@ -213,7 +213,9 @@ extension Plan {
         for (p, s) in ordered.enumerated() { position[s] = p }
         let madeInWalk = walk.order.filter { !steps[$0].isShared && !walk.leaves.contains($0) }
         var checks: [CreationCheck] = []
-        for found in Plan.creationChecks(Array(steps), Array(inputs), creating: checked.sorted(), walk: walk) {
+        // (Run time too, `goOnInWalk`: the scopes as recorded, `creations`', a container step's `.container`.)
+        let scope = { (s: Int) in self.steps[s].isContainer ? Scope.container : self.creations.first { $0.step == s }!.scope }
+        for found in Plan.creationChecks(Array(steps), Array(inputs), creating: checked.sorted(), walk: walk, scope: scope) {
             let (at, step) = (position[madeInWalk[found.at]], position[found.step])
             guard step >= n else { continue }
             guard at >= n, at <= step else { return nil }

@@ -56,7 +56,7 @@ extension Plan {
         var graphLeaves: Set<ObjectIdentifier> = []
         /// Whether the steps so far read the resolving container: container, value or container leaf steps.
         var readsRequest: Bool {
-            steps.contains { $0.isContainer || $0.registration.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }
+            steps.contains { $0.isContainer || $0.recorded.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }
         }
         /// Whether WEAK, LAZY, WEAK_LAZY, ALL, FACTORY and RESOLVER slots are recorded (`slots`) rather than declined:
         /// the core's plans (of a root's own container, of a child's component), replayed into the graph (`needsGraph`).
@@ -299,7 +299,7 @@ extension Plan {
                 guard local >= 0 || !recordsLocals || foreign != nil || spec.scope.isKeptWeakly
                 else { throw declineCreating() }
             } else if !isContainer && (spec.scope.isShared || r.isDeclaredValue) {
-                var step = Step(registration: registration, spec: nil, firstInput: inputs.count, isShared: true,
+                var step = Step(recorded: registration, spec: nil, firstInput: inputs.count, isShared: true,
                                 isKeyed: true, completes: false, parent: -1)
                 step.local = local
                 step.fromSharedCache = !r.isDeclaredValue && spec.scope.isShared && !spec.scope.isPerResolvingContainer
@@ -559,7 +559,7 @@ extension Plan {
                 // cache (`Graph.existing` binds it as it takes it; the run has it before any factory, `takeShared`,
                 // so the owner binds it as made). A value taken is not bound (`existing`): the cell waits.
                 let value = r.borrow { $0.isDeclaredValue }
-                let made = steps.indices.first { $0 >= slots[n].after && steps[$0].registration === r && !(value && steps[$0].isShared) }
+                let made = steps.indices.first { $0 >= slots[n].after && steps[$0].recorded === r && !(value && steps[$0].isShared) }
                 if let s = made, s < slots[n].owner || steps[s].isShared {
                     slots[n].step = s
                 } else {
@@ -582,7 +582,7 @@ extension Plan {
                 // A made (graph- or transient-scoped) step: the core's run makes it before the container
                 // step, or none of those under it when the container steps are cached (`markUnderContainer`).
                 // (Not `makesContainer`: a described plan's walk, whose runner takes only those under a container step.)
-                guard makesContainer || steps[step].isContainer || steps[step].registration.borrow({ $0.isDeclaredValue })
+                guard makesContainer || steps[step].isContainer || steps[step].recorded.borrow({ $0.isDeclaredValue })
                 else { throw .containerInput }
             }
             switch param.kind.planned {
@@ -608,7 +608,7 @@ extension Plan {
             if frame.isContainer {
                 // Keyed and queued as a build enters it (`Graph.enter`): a replay into the graph (completion
                 // callbacks) enters it so when made, keyed only when taken from the resolving container's cache.
-                var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec),
+                var step = Step(recorded: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec),
                                 firstInput: firstInput, isShared: false, isKeyed: true, completes: spec.completionCount > 0, parent: -1)
                 step.isContainer = true
                 step.local = frame.local
@@ -617,7 +617,7 @@ extension Plan {
                 (step.lookup, step.lookupSlot) = Self.lookups(frame.foreign, frame.foreignSlot)  // (its container's cache, claimed and published there)
                 return try add(step, frame.id)
             }
-            var step = Step(registration: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
+            var step = Step(recorded: frame.registration, spec: frame.local >= 0 ? nil : Borrowed(spec), firstInput: firstInput,
                             isShared: false, isKeyed: spec.scope.isKeyedInGraph, completes: spec.completionCount > 0, parent: -1)
             step.local = frame.local
             step.slotCount = frame.inputs.count
@@ -709,7 +709,7 @@ extension Plan {
                 keeps[call.step] = true
             }
             for i in steps.indices {
-                let r = steps[i].registration.object
+                let r = steps[i].recorded.object
                 guard !steps[i].isShared else {
                     guard r.spec.holdsObject else { return nil }
                     continue

@@ -36,15 +36,23 @@ import Synchronization
 final class Plan: @unchecked Sendable {
     /// One instance to make (or, `isShared`, to take from its cache).
     struct Step {
-        let registration: Borrowed<Registration>
+        /// The registration when recorded. A local step's (`local`) is the recording child's, gone with that child
+        /// while the plan serves others: read it only while recording (the recorder, `Plan.init`); a run reads
+        /// `Plan.registration(of:_:)` (the run's), or the fields recorded from it (`slotCount`, `fromSharedCache`, `spec`).
+        let recorded: Borrowed<Registration>
+        /// `recorded` of a step that is not local: a plan of no child's (an object plan, a `mixedVariant`'s walk, a
+        /// description), read at any time. A local step's traps in debug builds (issue 28, since branch localreg: the
+        /// run-time reads of a child's plan's local steps read the recording child's freed registration).
+        var registration: Borrowed<Registration> {
+            assert(local < 0, "a local step's recorded registration is its recording child's: read Plan.registration(of:_:)")
+            return recorded
+        }
         /// The registration's spec when recorded (made steps; the plan holds it: `specsHeld`):
         /// any spec change retires the plan, so it is the current one while the plan is.
         let spec: Borrowed<InstanceSpec>?
         /// This step's slots: `inputs[firstInput ..< firstInput + slotCount]`.
         let firstInput: Int
-        /// Its registration's `params.count` when recorded (0 for a shared step: a leaf). Read this, not
-        /// `registration`, where a run may hold a child's plan: a local step's recorded registration is the recording
-        /// child's, gone with it (`registration(of:_:)` gives the run's).
+        /// Its registration's `params.count` when recorded (0 for a shared step: a leaf), the same in every run (`fits`).
         var slotCount = 0
         /// A shared step taken from a singleton or weak cache (not a value, not container-scoped), as recorded.
         var fromSharedCache = false
@@ -459,13 +467,13 @@ final class Plan: @unchecked Sendable {
         /// level's slot (`Step.lookupSlot`, -1: `lookup`); nil and -1: the resolving container's.
         var containerLookups: [(lookup: Borrowed<Container>?, slot: Int)] = []
 
-        func opened(by step: Int) -> [Borrowed<Registration>] { Array(open[..<depth[step]]) }
         /// Whether a frame of a shared registration was open at the error: a creation walk's (one cached is a
         /// leaf), so the build meets the error only while that registration is not cached (`matchesCaches`).
         /// (Stored when recorded: a local frame's registration in `open` is the recording child's, which may be gone;
         /// each run's at that slot has its scope, `fits`.)
         var opensShared = false
-        /// `opened(by:)` of a run: a local frame's registration the resolving child's (`locals`, written by `fits`).
+        /// The `open` frames above step `step` in a run: a local frame's registration the resolving child's (`locals`,
+        /// written by `fits`; `open`'s is the recording child's, gone with it: no run reads that since branch localreg).
         func opened(by step: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>) -> [Borrowed<Registration>] {
             (0..<depth[step]).map { openLocals.isEmpty || openLocals[$0] < 0 ? open[$0] : locals[openLocals[$0]] }
         }
@@ -537,20 +545,20 @@ final class Plan: @unchecked Sendable {
         let made = steps.count { !$0.isShared && !$0.isContainer }
         // One made step over a singleton is a block too: its edges to singletons are then split references.
         let overSingleton = steps.contains { step in
-            step.isShared && step.registration.borrow { $0.specReference.borrow { $0.scope.isKeptStronglyByRegistration } }
+            step.isShared && step.recorded.borrow { $0.specReference.borrow { $0.scope.isKeptStronglyByRegistration } }
         }
         let creating = steps.indices.filter { steps[$0].creates }.sorted {
-            ObjectIdentifier(steps[$0].registration.object) < ObjectIdentifier(steps[$1].registration.object)
+            ObjectIdentifier(steps[$0].recorded.object) < ObjectIdentifier(steps[$1].recorded.object)
         }
         hasLocalCreations = creating.contains { steps[$0].local >= 0 }
-        creations = arena.copy(creating.map { i in Creation(step: i, scope: steps[i].registration.borrow { $0.specReference.borrow { $0.scope } }) })
+        creations = arena.copy(creating.map { i in Creation(step: i, scope: steps[i].recorded.borrow { $0.specReference.borrow { $0.scope } }) })
         var checks = Plan.creationChecks(steps, inputs, creating: creating.sorted())
         // (Not over value steps or container-scoped leaves, slots other than RESOLVER ones, nor a failing plan: their runs
         // read positions in step order; over container steps only without slots, `publishedVariants` saying where.)
         var variants: [PublishedVariant] = []
         if slots.allSatisfy({ $0.kind == .resolver }) && failing == nil && steps.count <= UInt.bitWidth
             && !steps.contains(where: { $0.isContainer && !slots.isEmpty
-                || $0.isShared && $0.registration.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }) {
+                || $0.isShared && $0.recorded.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }) {
             Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &variants, &arena)
         }
         publishedVariants = arena.copy(variants)
@@ -571,7 +579,7 @@ final class Plan: @unchecked Sendable {
         underContainerSteps = wideMasks ? steps.indices.reduce(into: StepBits()) { mask, i in if underContainer(i) { mask.insert(i) } } : StepBits()
         lateClaims = steps.indices.reduce(into: StepBits()) { mask, i in if steps[i].claimsLate { mask.insert(i) } }
         // (A container-scoped root is its container's instance, not a block's.)
-        mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.registration.borrow { $0.params.count } }.max() ?? 0
+        mostSlots = steps.lazy.filter { !$0.isShared }.map { $0.recorded.borrow { $0.params.count } }.max() ?? 0
         isLarge = steps.count > Plan.maxSteps || mostSlots > Plan.maxSlots
         // A block's split references are bits of one word (`RunState.split`): a large plan makes none.
         // A container step over made steps takes their instances, which a block's records are not. Checked on the
@@ -589,7 +597,7 @@ final class Plan: @unchecked Sendable {
         madeSteps = arena.copy(steps.indices.filter { !steps[$0].isShared })
         containerSteps = arena.copy(steps.indices.filter { steps[$0].isContainer })
         let shared = steps.indices.filter { steps[$0].isShared }.map { i in
-            steps[i].registration.borrow { r in
+            steps[i].recorded.borrow { r in
                 let scope = r.specReference.borrow { $0.scope }
                 var step = SharedStep(step: i, scope: scope, isValue: r.isDeclaredValue, splits: scope.isKeptStronglyByRegistration)
                 step.inResolving = scope.isPerResolvingContainer
@@ -614,7 +622,7 @@ final class Plan: @unchecked Sendable {
     /// in `locals` (written by `fits`), whose cell, cache and callbacks are that child's; else the recorded one.
     @inline(__always)
     func registration(of i: Int, _ locals: UnsafeMutablePointer<Borrowed<Registration>>?) -> Borrowed<Registration> {
-        steps[i].local >= 0 ? locals.unsafelyUnwrapped[steps[i].local] : steps[i].registration
+        steps[i].local >= 0 ? locals.unsafelyUnwrapped[steps[i].local] : steps[i].recorded
     }
 
     /// The container step `i` looks up from when not the run's (`Step.lookup`): a stacked level's is the run's
