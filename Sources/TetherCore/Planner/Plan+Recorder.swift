@@ -256,7 +256,7 @@ extension Plan {
             }
             if graphLeaves.contains(id) {
                 // Taken from the graph, never made: its slots recorded as CONTEXT, none a step's (no edge, `slotCount` its params').
-                var step = Step(registration: registration, spec: local >= 0 ? nil : Borrowed(spec), firstInput: inputs.count,
+                var step = Step(recorded: registration, spec: local >= 0 ? nil : Borrowed(spec), firstInput: inputs.count,
                                 isShared: false, isKeyed: true, completes: false, parent: -1)
                 step.local = local
                 step.slotCount = r.params.count
