@@ -460,9 +460,10 @@ extension Graph {
             }
         }
         // (A container step cached, refused, or a creation step published: the variant's run would not keep the build's order
-        // under the container step it moves steps under, `Plan.PublishedVariant.movesUnderContainer`; the build's. One cached:
-        // a plan with it a leaf, `cachedVariant`, records no `PublishedVariant`, a container-scoped leaf's run reading positions
-        // in step order.)
+        // under the container step it moves steps under, `Plan.PublishedVariant.movesUnderContainer`. Cached, none refused nor
+        // published: the plan with those leaves instead (since branch revsess: its `PublishedVariant`s over container-scoped
+        // leaves, the build's walk with them cached); else the build's.)
+        if revivesMoved && !cachedContainers.isEmpty && !refused && published.isEmpty { return switchesForCached(.notCached) }
         if revivesMoved && (!cachedContainers.isEmpty || refused || !published.isEmpty) {
             progress.pointee.decline = .notCached
             dropClaimedHits()
