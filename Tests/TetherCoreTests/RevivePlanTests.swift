@@ -261,7 +261,7 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
     /// and makes D for X only (D, Session and Y with completion callbacks, queued in the order made). `sessionOverD`:
     /// Session over D too. `sessionCached`: the child's Session resolved first.
     private func serveUnderContainer(later: Bool = false, order: [String] = ["Session", "X"],
-                                     sessionOverD: Bool = false, sessionCached: Bool = false) throws -> Outcome {
+                                     sessionOverD: Bool = false, sessionCached: Bool = false, traced: Bool = false) throws -> Outcome {
         let (fx, reviver) = try setUp(shared: false, completes: later)
         let session = try fx.register("Session", sessionOverD ? [dep("D")] : [], scope: .container)
         if later {
@@ -275,13 +275,17 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
         let w1 = try Obj.of(fx.resolve("W"))  // W's box goes at once (D with it); the binding's W stays
         reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
         let cached = sessionCached ? try fx.resolve("Session", in: child) : nil
+        let events = Box<[String]>([])
+        if traced { child.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } } }
         outcome.counts = try counted {
             let q = try fx.resolve("Q", in: child)
+            child.setTrace(nil)
             let w = try fx.resolve("W")
             withExtendedLifetime((q, w)) {
                 outcome.seen.append("Q's W revived: \(Obj.of(q).dep(later ? 0 : 1) === w1), W cached: \(w.pointer == w1.pointer), asked \(reviver.asked.value)")
             }
         }
+        outcome.seen += events.withLock { $0 }
         withExtendedLifetime(cached) {}
         _ = try child.close()
         outcome.log = fx.tracker.log
@@ -371,6 +375,45 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
         // container-scoped leaf recording no `PublishedVariant` and the plan's own variant making D under Session, before Y;
         // its claims switch to that `cachedVariant` now, whose variant makes D where X asks, as the build.)
         #expect(planned.counts == ["resolves": 1], "\(planned.counts)")
+    }
+
+    /// `aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsThePlans` traced, `order` ["Session", "Y", "X"]: the build's
+    /// events (W revived, no hit; Session's hit where it asks when cached). `sessionCached`: the plans' since branch revsess
+    /// (`notCached` before): the claims switch to the `cachedVariant`, which has no container step, so the traced run goes on
+    /// in its `PublishedVariant` telling its hits in the build's walk (`Plan.tellPublishedInWalk`). Not cached: still the
+    /// build's (`notCached`: a traced run over container steps does not switch to a `PublishedVariant`), pinned here.
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func aTracedReviveUnderAContainerStep(sessionOverD: Bool, sessionCached: Bool) throws {
+        let planned = try serveUnderContainer(later: true, order: ["Session", "Y", "X"], sessionOverD: sessionOverD, sessionCached: sessionCached,
+                                              traced: true)
+        let expectedLog: [String: [String]] = [
+            "false false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make Session", "make Y", "make D", "make X",
+                    "make Q", "complete Session", "complete Y", "complete D", "drop Q", "drop X", "drop D", "drop Y", "drop W",
+                    "drop Session"],
+            "false true": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make Session", "complete Session", "make Y",
+                    "make D", "make X", "make Q", "complete Y", "complete D", "drop Q", "drop X", "drop D", "drop Y", "drop W"],
+            "true false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "make Y", "make X",
+                    "make Q", "complete D", "complete Session", "complete Y", "drop Q", "drop X", "drop Y", "drop W", "drop Session",
+                    "drop D"],
+            "true true": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "complete D",
+                    "complete Session", "make Y", "make D", "make X", "make Q", "complete Y", "complete D", "drop Q", "drop X", "drop D",
+                    "drop Y", "drop W"],
+        ]
+        expectLiteral(planned.log, try #require(expectedLog["\(sessionOverD) \(sessionCached)"]))
+        let madeAll = ["Q's W revived: true, W cached: true, asked 1", "resolveStart Q"]
+        let tail = ["factoryCall X", "factoryReturn X", "edge X", "factoryCall Q", "factoryReturn Q", "edge Q", "edge Q", "edge Q", "edge Q"]
+        let expectedSeen: [String: [String]] = [
+            "false false": madeAll + ["factoryCall Session", "factoryReturn Session", "factoryCall Y", "factoryReturn Y", "factoryCall D",
+                    "factoryReturn D"] + tail + ["complete Session", "complete Y", "complete D", "resolveEnd Q"],
+            "false true": madeAll + ["cacheHit Session", "factoryCall Y", "factoryReturn Y", "factoryCall D", "factoryReturn D"] + tail
+                    + ["complete Y", "complete D", "resolveEnd Q"],
+            "true false": madeAll + ["factoryCall D", "factoryReturn D", "factoryCall Session", "factoryReturn Session", "edge Session",
+                    "factoryCall Y", "factoryReturn Y"] + tail + ["complete D", "complete Session", "complete Y", "resolveEnd Q"],
+            "true true": madeAll + ["cacheHit Session", "factoryCall Y", "factoryReturn Y", "factoryCall D", "factoryReturn D"] + tail
+                    + ["complete Y", "complete D", "resolveEnd Q"],
+        ]
+        expectLiteral(planned.seen, try #require(expectedSeen["\(sessionOverD) \(sessionCached)"]))
+        #expect(planned.counts == (sessionCached ? ["resolves": 1] : ["resolves": 1, "notCached": 1]), "\(planned.counts)")
     }
 
     /// `aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsThePlans` failing past the revive: Q over W, Session, Y and

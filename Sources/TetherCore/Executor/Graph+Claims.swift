@@ -451,6 +451,13 @@ extension Graph {
             }
             // (No cell, no hit: claimed further out on this thread and not made there, `createUnderOuter`: the run makes it
             // under that claim, `madeCreation`, as `claimCreations`' run does and the build.)
+            // Traced, revived at an early check only, every container step cached now: the plan with them leaves, which has
+            // none, switches to that `PublishedVariant` traced too (`Plan.tellPublishedInWalk`; since branch revsess).
+            if revives && hit == nil && tracer != nil && !meeting && plan.borrow({ p in
+                p.revivesWhereReached(step, switching: true) && p.cachedNow(in: resolving, locals).count == p.containerSteps.count
+            }) {
+                return switchesForCached(.notCached)
+            }
             if revives || hit != nil {
                 progress.pointee.decline = .notCached
                 hit?.release()
