@@ -416,6 +416,55 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
         #expect(planned.counts == (sessionCached ? ["resolves": 1] : ["resolves": 1, "notCached": 1]), "\(planned.counts)")
     }
 
+    /// `aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsThePlans` over two container steps, Session and Session2, each
+    /// over D: Q over W, Session, Session2, Y and X, resolved from a child whose `cached` ones were resolved first. The build
+    /// revives W, takes the cached ones, and makes D where the first step still made asks for it (under the first uncached
+    /// one; with both cached, for X after Y). The claims find some cached and switch to the plan for that set (`notCached`
+    /// before branch revsess; its `mixedVariant`, or the `cachedVariant` for both), whose own `PublishedVariant` serves it.
+    @Test(arguments: [["Session"], ["Session2"], ["Session", "Session2"]])
+    func aReviveUnderTwoContainerStepsSomeCached(cached: [String]) throws {
+        let (fx, reviver) = try setUp(shared: false, completes: true)
+        try fx.register("Session", [dep("D")], scope: .container)
+        try fx.register("Session2", [dep("D")], scope: .container)
+        try fx.register("X", [dep("D")])
+        fx.onComplete(try fx.register("Y"))
+        try fx.register("Q", [dep("W"), dep("Session"), dep("Session2"), dep("Y"), dep("X")])
+        let child = try fx.child()
+        var outcome = Outcome()
+        let w1 = try Obj.of(fx.resolve("W"))
+        reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
+        let held = try cached.map { try fx.resolve($0, in: child) }
+        fx.tracker.note("resolving")
+        outcome.counts = try counted {
+            let q = try fx.resolve("Q", in: child)
+            let w = try fx.resolve("W")
+            withExtendedLifetime((q, w)) {
+                outcome.seen.append("Q's W revived: \(Obj.of(q).dep(0) === w1), W cached: \(w.pointer == w1.pointer), asked \(reviver.asked.value)")
+            }
+        }
+        withExtendedLifetime(held) {}
+        _ = try child.close()
+        outcome.log = fx.tracker.log
+        #expect(fx.tracker.badDrops == 0)
+        let before = ["make D", "make W", "complete D", "complete W", "drop W", "drop D"]
+        let expectedLog: [String: [String]] = [
+            "[\"Session\"]": before + ["make D", "make Session", "complete D", "resolving", "make D", "make Session2", "make Y", "make X",
+                    "make Q", "complete D", "complete Y", "drop Q", "drop X", "drop Y", "drop W", "drop Session2", "drop D"],
+            "[\"Session2\"]": before + ["make D", "make Session2", "complete D", "resolving", "make D", "make Session", "make Y", "make X",
+                    "make Q", "complete D", "complete Y", "drop Q", "drop X", "drop Y", "drop W", "drop Session", "drop D"],
+            "[\"Session\", \"Session2\"]": before + ["make D", "make Session", "complete D", "make D", "make Session2", "complete D", "resolving",
+                    "make Y", "make D", "make X", "make Q", "complete Y", "complete D", "drop Q", "drop X", "drop D", "drop Y", "drop W"],
+        ]
+        expectLiteral(outcome.log, try #require(expectedLog["\(cached)"]))
+        // After "resolving": no factory of W; D made once, by the first uncached Session or else by X, after Y.
+        let made = outcome.log.drop { $0 != "resolving" }.filter { $0.hasPrefix("make") }
+        let uncached = ["Session", "Session2"].filter { !cached.contains($0) }
+        #expect(made == (uncached.isEmpty ? ["make Y", "make D", "make X", "make Q"]
+                         : ["make D"] + uncached.map { "make \($0)" } + ["make Y", "make X", "make Q"]), "\(outcome.log)")
+        #expect(outcome.seen == ["Q's W revived: true, W cached: true, asked 1"], "\(outcome.seen)")
+        #expect(outcome.counts == ["resolves": 1], "\(outcome.counts)")
+    }
+
     /// `aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsThePlans` failing past the revive: Q over W, Session, Y and
     /// X, X over D failing. The variant's run lets go of what it made last made first in its order (D, Y, Session: not step
     /// order, where D comes first) and the revived box, as the build's abort; the next resolve revives W again.
