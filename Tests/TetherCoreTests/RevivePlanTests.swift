@@ -259,7 +259,8 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
     /// there, no factory of W or D, no completion callback; W published, the next W a cache hit. `later`: Q over
     /// W, Session and X (`order`: the keys of Q's dependencies after W), X over D: the build revives W where it asks
     /// and makes D for X only (D, Session and Y with completion callbacks, queued in the order made). `sessionOverD`:
-    /// Session over D too. `sessionCached`: the child's Session resolved first.
+    /// Session over D too. `sessionCached`: the child's Session resolved first. `traced`: Q's resolve with a trace hook on the
+    /// child, its events appended to `seen`.
     private func serveUnderContainer(later: Bool = false, order: [String] = ["Session", "X"],
                                      sessionOverD: Bool = false, sessionCached: Bool = false, traced: Bool = false) throws -> Outcome {
         let (fx, reviver) = try setUp(shared: false, completes: later)
