@@ -259,9 +259,10 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
     /// there, no factory of W or D, no completion callback; W published, the next W a cache hit. `later`: Q over
     /// W, Session and X (`order`: the keys of Q's dependencies after W), X over D: the build revives W where it asks
     /// and makes D for X only (D, Session and Y with completion callbacks, queued in the order made). `sessionOverD`:
-    /// Session over D too. `sessionCached`: the child's Session resolved first.
+    /// Session over D too. `sessionCached`: the child's Session resolved first. `traced`: Q's resolve with a trace hook on the
+    /// child, its events appended to `seen`.
     private func serveUnderContainer(later: Bool = false, order: [String] = ["Session", "X"],
-                                     sessionOverD: Bool = false, sessionCached: Bool = false) throws -> Outcome {
+                                     sessionOverD: Bool = false, sessionCached: Bool = false, traced: Bool = false) throws -> Outcome {
         let (fx, reviver) = try setUp(shared: false, completes: later)
         let session = try fx.register("Session", sessionOverD ? [dep("D")] : [], scope: .container)
         if later {
@@ -275,13 +276,17 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
         let w1 = try Obj.of(fx.resolve("W"))  // W's box goes at once (D with it); the binding's W stays
         reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
         let cached = sessionCached ? try fx.resolve("Session", in: child) : nil
+        let events = Box<[String]>([])
+        if traced { child.setTrace { event in events.withLock { $0.append("\(event.kind) \(event.key.name)") } } }
         outcome.counts = try counted {
             let q = try fx.resolve("Q", in: child)
+            child.setTrace(nil)
             let w = try fx.resolve("W")
             withExtendedLifetime((q, w)) {
                 outcome.seen.append("Q's W revived: \(Obj.of(q).dep(later ? 0 : 1) === w1), W cached: \(w.pointer == w1.pointer), asked \(reviver.asked.value)")
             }
         }
+        outcome.seen += events.withLock { $0 }
         withExtendedLifetime(cached) {}
         _ = try child.close()
         outcome.log = fx.tracker.log
@@ -306,15 +311,23 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
     /// `sessionOverD`: Session over D too: D, no longer asked for under W, is asked for under Session in the build's walk then
     /// (`notCached` before branch revivev: a container step's steps the variant did not keep): the variant makes it there
     /// (`PublishedVariant.movesUnderContainer`), its completion callback queued before Session's; `order` ["Session"]: only
-    /// Session takes D past W; ["X", "Session"]: X asks for D first, none moved under Session.
+    /// Session takes D past W; ["X", "Session"]: X asks for D first, none moved under Session. With `sessionCached` too
+    /// (`notCached` before branch revsess): the claims find Session cached and switch to the `cachedVariant`, Session a leaf,
+    /// whose own `PublishedVariant` makes D where X asks (none: ["Session"], ["Session", "Y"]).
     @Test(arguments: [(["Session", "X"], false, false), (["Session", "Y", "X"], false, false), (["X", "Session"], false, false),
                       (["Session", "Y", "X"], false, true), (["Session", "X"], true, false), (["Session", "Y", "X"], true, false),
-                      (["X", "Session"], true, false), (["Session", "Y", "X"], true, true), (["Session"], true, false), (["Session", "Y"], true, false)])
+                      (["X", "Session"], true, false), (["Session", "Y", "X"], true, true), (["Session"], true, false), (["Session", "Y"], true, false),
+                      (["Session", "X"], true, true), (["X", "Session"], true, true), (["Session"], true, true), (["Session", "Y"], true, true),
+                      (["Session", "X"], false, true), (["X", "Session"], false, true)])
     func aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsThePlans(order: [String], sessionOverD: Bool, sessionCached: Bool) throws {
         let planned = try serveUnderContainer(later: true, order: order, sessionOverD: sessionOverD, sessionCached: sessionCached)
         let expectedLog: [String: [String]] = [
             "[\"Session\", \"X\"] false false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make Session", "make D", "make X",
                     "make Q", "complete Session", "complete D", "drop Q", "drop X", "drop D", "drop W", "drop Session"],
+            "[\"Session\", \"X\"] false true": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make Session", "complete Session",
+                    "make D", "make X", "make Q", "complete D", "drop Q", "drop X", "drop D", "drop W"],
+            "[\"Session\", \"X\"] true true": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "complete D",
+                    "complete Session", "make D", "make X", "make Q", "complete D", "drop Q", "drop X", "drop D", "drop W"],
             "[\"Session\", \"X\"] true false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "make X",
                     "make Q", "complete D", "complete Session", "drop Q", "drop X", "drop W", "drop Session", "drop D"],
             "[\"Session\", \"Y\", \"X\"] false false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make Session", "make Y", "make D",
@@ -332,10 +345,18 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
             "[\"Session\", \"Y\"] true false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "make Y",
                     "make Q", "complete D", "complete Session", "complete Y", "drop Q", "drop Y", "drop W", "drop Session",
                     "drop D"],
+            "[\"Session\", \"Y\"] true true": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "complete D",
+                    "complete Session", "make Y", "make Q", "complete Y", "drop Q", "drop Y", "drop W"],
+            "[\"Session\"] true true": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "complete D",
+                    "complete Session", "make Q", "drop Q", "drop W"],
             "[\"Session\"] true false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "make Q",
                     "complete D", "complete Session", "drop Q", "drop W", "drop Session", "drop D"],
             "[\"X\", \"Session\"] false false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make X", "make Session",
                     "make Q", "complete D", "complete Session", "drop Q", "drop X", "drop D", "drop W", "drop Session"],
+            "[\"X\", \"Session\"] false true": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make Session", "complete Session",
+                    "make D", "make X", "make Q", "complete D", "drop Q", "drop X", "drop D", "drop W"],
+            "[\"X\", \"Session\"] true true": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "complete D",
+                    "complete Session", "make D", "make X", "make Q", "complete D", "drop Q", "drop X", "drop D", "drop W"],
             "[\"X\", \"Session\"] true false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make X", "make Session",
                     "make Q", "complete D", "complete Session", "drop Q", "drop X", "drop W", "drop Session", "drop D"],
         ]
@@ -351,9 +372,98 @@ private func revivable(_ registration: Registration, _ fx: Fixture, _ reviver: H
         let expected = (sessionCached ? (sessionOverD ? ["make D", "make Session", "complete D", "complete Session"] : ["make Session", "complete Session"]) : []) + makes.map { "make \($0)" }
             + makes.filter { ["D", "Session", "Y"].contains($0) }.map { "complete \($0)" }
         #expect(made == expected, "\(planned.log)")
-        // (What still declines, `notCached`, the build's: `sessionOverD` with the child's Session cached, whose plan, Session a
-        // container-scoped leaf, records no `PublishedVariant`: the revive's variant would make D before Y, where X asks in the build.)
-        #expect(planned.counts == (sessionOverD && sessionCached ? ["resolves": 1, "notCached": 1] : ["resolves": 1]), "\(planned.counts)")
+        // (`sessionOverD` with the child's Session cached: `notCached` before branch revsess, the build's, the plan with Session a
+        // container-scoped leaf recording no `PublishedVariant` and the plan's own variant making D under Session, before Y;
+        // its claims switch to that `cachedVariant` now, whose variant makes D where X asks, as the build.)
+        #expect(planned.counts == ["resolves": 1], "\(planned.counts)")
+    }
+
+    /// `aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsThePlans` traced, `order` ["Session", "Y", "X"]: the build's
+    /// events (W revived, no hit; Session's hit where it asks when cached). `sessionCached`: the plans' since branch revsess
+    /// (`notCached` before): the claims switch to the `cachedVariant`, which has no container step, so the traced run goes on
+    /// in its `PublishedVariant` telling its hits in the build's walk (`Plan.tellPublishedInWalk`). Not cached: still the
+    /// build's (`notCached`: a traced run over container steps does not switch to a `PublishedVariant`), pinned here.
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func aTracedReviveUnderAContainerStep(sessionOverD: Bool, sessionCached: Bool) throws {
+        let planned = try serveUnderContainer(later: true, order: ["Session", "Y", "X"], sessionOverD: sessionOverD, sessionCached: sessionCached,
+                                              traced: true)
+        let expectedLog: [String: [String]] = [
+            "false false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make Session", "make Y", "make D", "make X",
+                    "make Q", "complete Session", "complete Y", "complete D", "drop Q", "drop X", "drop D", "drop Y", "drop W",
+                    "drop Session"],
+            "false true": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make Session", "complete Session", "make Y",
+                    "make D", "make X", "make Q", "complete Y", "complete D", "drop Q", "drop X", "drop D", "drop Y", "drop W"],
+            "true false": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "make Y", "make X",
+                    "make Q", "complete D", "complete Session", "complete Y", "drop Q", "drop X", "drop Y", "drop W", "drop Session",
+                    "drop D"],
+            "true true": ["make D", "make W", "complete D", "complete W", "drop W", "drop D", "make D", "make Session", "complete D",
+                    "complete Session", "make Y", "make D", "make X", "make Q", "complete Y", "complete D", "drop Q", "drop X", "drop D",
+                    "drop Y", "drop W"],
+        ]
+        expectLiteral(planned.log, try #require(expectedLog["\(sessionOverD) \(sessionCached)"]))
+        let madeAll = ["Q's W revived: true, W cached: true, asked 1", "resolveStart Q"]
+        let tail = ["factoryCall X", "factoryReturn X", "edge X", "factoryCall Q", "factoryReturn Q", "edge Q", "edge Q", "edge Q", "edge Q"]
+        let expectedSeen: [String: [String]] = [
+            "false false": madeAll + ["factoryCall Session", "factoryReturn Session", "factoryCall Y", "factoryReturn Y", "factoryCall D",
+                    "factoryReturn D"] + tail + ["complete Session", "complete Y", "complete D", "resolveEnd Q"],
+            "false true": madeAll + ["cacheHit Session", "factoryCall Y", "factoryReturn Y", "factoryCall D", "factoryReturn D"] + tail
+                    + ["complete Y", "complete D", "resolveEnd Q"],
+            "true false": madeAll + ["factoryCall D", "factoryReturn D", "factoryCall Session", "factoryReturn Session", "edge Session",
+                    "factoryCall Y", "factoryReturn Y"] + tail + ["complete D", "complete Session", "complete Y", "resolveEnd Q"],
+            "true true": madeAll + ["cacheHit Session", "factoryCall Y", "factoryReturn Y", "factoryCall D", "factoryReturn D"] + tail
+                    + ["complete Y", "complete D", "resolveEnd Q"],
+        ]
+        expectLiteral(planned.seen, try #require(expectedSeen["\(sessionOverD) \(sessionCached)"]))
+        #expect(planned.counts == (sessionCached ? ["resolves": 1] : ["resolves": 1, "notCached": 1]), "\(planned.counts)")
+    }
+
+    /// `aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsThePlans` over two container steps, Session and Session2, each
+    /// over D: Q over W, Session, Session2, Y and X, resolved from a child whose `cached` ones were resolved first. The build
+    /// revives W, takes the cached ones, and makes D where the first step still made asks for it (under the first uncached
+    /// one; with both cached, for X after Y). The claims find some cached and switch to the plan for that set (`notCached`
+    /// before branch revsess; its `mixedVariant`, or the `cachedVariant` for both), whose own `PublishedVariant` serves it.
+    @Test(arguments: [["Session"], ["Session2"], ["Session", "Session2"]])
+    func aReviveUnderTwoContainerStepsSomeCached(cached: [String]) throws {
+        let (fx, reviver) = try setUp(shared: false, completes: true)
+        try fx.register("Session", [dep("D")], scope: .container)
+        try fx.register("Session2", [dep("D")], scope: .container)
+        try fx.register("X", [dep("D")])
+        fx.onComplete(try fx.register("Y"))
+        try fx.register("Q", [dep("W"), dep("Session"), dep("Session2"), dep("Y"), dep("X")])
+        let child = try fx.child()
+        var outcome = Outcome()
+        let w1 = try Obj.of(fx.resolve("W"))
+        reviver.held.value[UInt(bitPattern: w1.pointer)] = w1
+        let held = try cached.map { try fx.resolve($0, in: child) }
+        fx.tracker.note("resolving")
+        outcome.counts = try counted {
+            let q = try fx.resolve("Q", in: child)
+            let w = try fx.resolve("W")
+            withExtendedLifetime((q, w)) {
+                outcome.seen.append("Q's W revived: \(Obj.of(q).dep(0) === w1), W cached: \(w.pointer == w1.pointer), asked \(reviver.asked.value)")
+            }
+        }
+        withExtendedLifetime(held) {}
+        _ = try child.close()
+        outcome.log = fx.tracker.log
+        #expect(fx.tracker.badDrops == 0)
+        let before = ["make D", "make W", "complete D", "complete W", "drop W", "drop D"]
+        let expectedLog: [String: [String]] = [
+            "[\"Session\"]": before + ["make D", "make Session", "complete D", "resolving", "make D", "make Session2", "make Y", "make X",
+                    "make Q", "complete D", "complete Y", "drop Q", "drop X", "drop Y", "drop W", "drop Session2", "drop D"],
+            "[\"Session2\"]": before + ["make D", "make Session2", "complete D", "resolving", "make D", "make Session", "make Y", "make X",
+                    "make Q", "complete D", "complete Y", "drop Q", "drop X", "drop Y", "drop W", "drop Session", "drop D"],
+            "[\"Session\", \"Session2\"]": before + ["make D", "make Session", "complete D", "make D", "make Session2", "complete D", "resolving",
+                    "make Y", "make D", "make X", "make Q", "complete Y", "complete D", "drop Q", "drop X", "drop D", "drop Y", "drop W"],
+        ]
+        expectLiteral(outcome.log, try #require(expectedLog["\(cached)"]))
+        // After "resolving": no factory of W; D made once, by the first uncached Session or else by X, after Y.
+        let made = outcome.log.drop { $0 != "resolving" }.filter { $0.hasPrefix("make") }
+        let uncached = ["Session", "Session2"].filter { !cached.contains($0) }
+        #expect(made == (uncached.isEmpty ? ["make Y", "make D", "make X", "make Q"]
+                         : ["make D"] + uncached.map { "make \($0)" } + ["make Y", "make X", "make Q"]), "\(outcome.log)")
+        #expect(outcome.seen == ["Q's W revived: true, W cached: true, asked 1"], "\(outcome.seen)")
+        #expect(outcome.counts == ["resolves": 1], "\(outcome.counts)")
     }
 
     /// `aReviveWhoseDependencyALaterStepTakesUnderAContainerStepIsThePlans` failing past the revive: Q over W, Session, Y and

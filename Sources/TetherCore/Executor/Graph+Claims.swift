@@ -536,6 +536,13 @@ extension Graph {
             }
             // (No cell, no hit: claimed further out on this thread and not made there, `createUnderOuter`: the run makes it
             // under that claim, `madeCreation`, as `claimCreations`' run does and the build.)
+            // Traced, revived at an early check only, every container step cached now: the plan with them leaves, which has
+            // none, switches to that `PublishedVariant` traced too (`Plan.tellPublishedInWalk`; since branch revsess).
+            if revives && hit == nil && tracer != nil && !meeting && plan.borrow({ p in
+                p.revivesWhereReached(step, switching: true) && p.cachedNow(in: resolving, locals).count == p.containerSteps.count
+            }) {
+                return switchesForCached(.notCached)
+            }
             if revives || hit != nil {
                 progress.pointee.decline = .notCached
                 hit?.release()
@@ -545,9 +552,10 @@ extension Graph {
             }
         }
         // (A container step cached, refused, or a creation step published: the variant's run would not keep the build's order
-        // under the container step it moves steps under, `Plan.PublishedVariant.movesUnderContainer`; the build's. One cached:
-        // a plan with it a leaf, `cachedVariant`, records no `PublishedVariant`, a container-scoped leaf's run reading positions
-        // in step order.)
+        // under the container step it moves steps under, `Plan.PublishedVariant.movesUnderContainer`. Cached, none refused nor
+        // published: the plan with those leaves instead (since branch revsess: its `PublishedVariant`s over container-scoped
+        // leaves, the build's walk with them cached); else the build's.)
+        if revivesMoved && !cachedContainers.isEmpty && !refused && published.isEmpty { return switchesForCached(.notCached) }
         if revivesMoved && (!cachedContainers.isEmpty || refused || !published.isEmpty) {
             progress.pointee.decline = .notCached
             dropClaimedHits()

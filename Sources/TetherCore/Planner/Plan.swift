@@ -553,12 +553,14 @@ final class Plan: @unchecked Sendable {
         hasLocalCreations = creating.contains { steps[$0].local >= 0 }
         creations = arena.copy(creating.map { i in Creation(step: i, scope: steps[i].recorded.borrow { $0.specReference.borrow { $0.scope } }) })
         var checks = Plan.creationChecks(steps, inputs, creating: creating.sorted())
-        // (Not over value steps or container-scoped leaves, slots other than RESOLVER ones, nor a failing plan: their runs
-        // read positions in step order; over container steps only without slots, `publishedVariants` saying where.)
+        // (Not over value steps, slots other than RESOLVER ones, nor a failing plan: their runs read positions in step order;
+        // over container steps only without slots, `publishedVariants` saying where; over container-scoped leaves (a
+        // `cachedVariant`'s, since branch revsess: each taken before any factory, `takeShared`, entered after the made
+        // steps, `enterRequest`) alike.)
         var variants: [PublishedVariant] = []
         if slots.allSatisfy({ $0.kind == .resolver }) && failing == nil && steps.count <= UInt.bitWidth
-            && !steps.contains(where: { $0.isContainer && !slots.isEmpty
-                || $0.isShared && $0.recorded.borrow { $0.isDeclaredValue || $0.spec.scope.isPerResolvingContainer } }) {
+            && !steps.contains(where: { step in step.isShared && step.recorded.borrow { $0.isDeclaredValue }
+                || !slots.isEmpty && (step.isContainer || step.isShared && step.recorded.borrow { $0.spec.scope.isPerResolvingContainer }) }) {
             Plan.publishedVariants(steps, inputs, creating: creating.sorted(), &checks, &variants, &arena)
         }
         publishedVariants = arena.copy(variants)
