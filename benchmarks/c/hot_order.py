@@ -59,9 +59,11 @@ def symbols(lib):
 
 
 def hot_lines(path, ops, profiled):
-    """The instructions that run at least every other operation in one profile: other objects' as fixed 64-byte lines
-    (ob, line: they do not move, and a mapping at a page boundary keeps a line's set), libtether's as (function,
-    offset) against the profiled library's symbols (they move with their function)."""
+    """The 64-byte lines fetched at least every other operation in one profile: other objects' as fixed lines (ob,
+    line: they do not move, and a mapping at a page boundary keeps a line's set), libtether's as (function, offset)
+    against the profiled library's symbols (they move with their function). An instruction's last byte counts too: one
+    that crosses into the next line fetches it (its length is the gap to the next instruction run, else 6 bytes, a
+    branch's or call's; without this the model missed the lines that only a crossing instruction fetches)."""
     starts = sorted((a, n) for n, (a, _) in profiled.items())
     keys = [a for a, _ in starts]
     ob = None
@@ -79,15 +81,22 @@ def hot_lines(path, ops, profiled):
             parts = line.split()
             if len(parts) > 2:
                 count[ob, int(parts[0], 16)] += int(parts[2])
+    run = collections.defaultdict(list)
+    for ob, addr in count:
+        run[ob].append(addr)
     fixed, moving = set(), set()
-    for (ob, addr), c in count.items():
-        if 2 * c < ops:
-            continue
-        if 'libtether' in ob:
-            a, fn = starts[bisect.bisect_right(keys, addr) - 1]
-            moving.add((fn, addr - a))
-        else:
-            fixed.add((ob, addr // LINE))
+    for ob, addrs in run.items():
+        addrs.sort()
+        for i, addr in enumerate(addrs):
+            if 2 * count[ob, addr] < ops:
+                continue
+            size = addrs[i + 1] - addr if i + 1 < len(addrs) and addrs[i + 1] - addr <= 15 else 6
+            for byte in (addr, addr + size - 1):
+                if 'libtether' in ob:
+                    a, fn = starts[bisect.bisect_right(keys, addr) - 1]
+                    moving.add((fn, byte - a))
+                else:
+                    fixed.add((ob, byte // LINE))
     return fixed, moving
 
 
