@@ -111,7 +111,9 @@ def tune(profiled_lib, linked_lib, order, ops, paths, rounds=3000, seed=1):
     profiled, linked = symbols(profiled_lib), symbols(linked_lib)
     bodies = [hot_lines(p, ops, profiled) for p in paths]
     order = [fn for fn in order if fn in linked]
-    base = linked[order[0]][0]
+    # The block's start: the first listed function that the next one follows directly (a folded one lives elsewhere).
+    base = next(linked[f][0] for f, g in zip(order, order[1:])
+                if 0 <= linked[g][0] - linked[f][0] - linked[f][1] < 64)
     placed = {fn for fn in order if base <= linked[fn][0] < base + 4 * sum(linked[f][1] + 16 for f in order)}
 
     def score(candidate):
