@@ -48,4 +48,54 @@ import Testing
         withExtendedLifetime(s1) {}
         #expect(fx.tracker.badDrops == 0)
     }
+
+    /// Root (transient) over W1..W6 (weak, held by the test), 15 creation plans recorded (one short of `maxPlans`, a
+    /// bridge keeping replaced plans), then a new configuration: Root's resolve with W1 let go of records its creation
+    /// plan, and its walk reaching W6 (the recorder's hook) lets go of W2, has another thread resolve Root (which records
+    /// the 16th creation plan, for W1 and W2 missing), then lets go of W3. The first thread's plan cannot be kept
+    /// (`installCreationPlan` nil after `mayRecordCreation`), and no plan kept covers the caches now (W1, W2, W3 dead):
+    /// a one-shot plan for them serves it (before: the build, `other`: the warm plan recorded since, no reason of its own).
+    @Test func theMaxPlansthCreationPlanRecordedByAnotherThreadMeanwhileRunsAPlan() throws {
+        let fx = try Fixture()
+        let weak = (1...6).map { "W\($0)" }
+        try fx.register("Root", weak.map { dep($0) }, scope: .transient)
+        for key in weak { try fx.register(key, scope: .weak) }
+        let registration = try #require(fx.container.registration(for: Key("Root")))
+        let held = Box<[String: Instance]>([:])
+        for key in weak { held.value[key] = try fx.resolve(key) }
+        _ = try fx.resolve("Root")  // every leaf cached: the warm plan
+        var states = weak.map { [$0] }
+        for i in 0..<weak.count { for j in (i + 1)..<weak.count { states.append([weak[i], weak[j]]) } }
+        for state in states.prefix(Registration.maxPlans - 1) {
+            for key in state { held.value[key] = nil }
+            _ = try fx.resolve("Root")
+            for key in state { held.value[key] = try fx.resolve(key) }
+        }
+        #expect(registration.creationPlanCount == Registration.maxPlans - 1)
+        try fx.register("Other")
+        held.value["W1"] = nil
+        let fired = Box(false)
+        var made: Instance?
+        let counts = try withTestHook {
+            Plan.Recorder.setBeforeReadingCache { r in
+                guard fx.owns(r), r.key == Key("W6"), !fired.value else { return }
+                fired.value = true
+                held.value["W2"] = nil
+                onThreads(1) { _ in _ = try? fx.resolve("Root") }
+                held.value["W3"] = nil
+            }
+            defer { Plan.Recorder.setBeforeReadingCache(nil) }
+            return try counted { made = try fx.resolve("Root") }
+        }
+        #expect(fired.value)
+        #expect(counts == ["resolves": 1], "\(counts)")
+        #expect(registration.creationPlanCount == Registration.maxPlans, "the other thread's the 16th")
+        let root = Obj.of(try #require(made))
+        for k in 4...6 { #expect(root.depPointer(k - 1) == held.value["W\(k)"]?.pointer, "W\(k): the held one") }
+        #expect(Array(fx.tracker.log.suffix(4)) == ["make W1", "make W2", "make W3", "make Root"], "\(fx.tracker.log)")
+        #expect(ThreadState.currentReference.borrow { $0.oneShotPlans.count } == 0)
+        made = nil
+        held.value.removeAll()
+        #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
+    }
 }
