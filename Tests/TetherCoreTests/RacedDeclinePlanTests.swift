@@ -98,4 +98,57 @@ import Testing
         held.value.removeAll()
         #expect(fx.tracker.liveCount == 0 && fx.tracker.badDrops == 0)
     }
+
+    /// X (transient) whose factory resolves H, nested: H over One (a singleton, not cached), then C1, K1, ..., Cn, Kn
+    /// (C container-scoped over G, graph-scoped, which H asks for last; K transient: with a C cached the build makes G
+    /// where the next C asks, after the Ks before it, an order no skip gives), then X, which this thread constructs further
+    /// out: H's creation plan runs up to where the build asks for X (`Graph.replayMeeting`). C1 cached first: the claims
+    /// switch to the `mixedVariant` for it, whose creating walk reaching One publishes the next C on another thread, so
+    /// every variant's claims find one more cached and switch again. Past `Graph.maxCreationPicks` such picks `Graph.run`
+    /// lets the variant go (`containerHeld`), and every pick after, held or not, finds a set cached: the build, which
+    /// reports the cycle. A pin of what is left (branch raced): running the variant past the bound under the hold
+    /// (`claimInOrder`) was tried and is not enough, the walks still publishing under it (counted `other` then).
+    @Test func containerStepsPublishedUnderEveryVariantOfARunUpToACutAreStillBuilt() throws {
+        let fx = try Fixture()
+        let n = 12
+        let nested = Box(""), current = Box(false)
+        try fx.register("H", [dep("One")] + (1...n).flatMap { [dep("C\($0)"), dep("K\($0)")] } + [dep("G"), dep("X")], scope: .transient)
+        try fx.register("One", scope: .singleton)
+        try fx.register("G")
+        for k in 1...n { try fx.register("K\(k)", scope: .transient) }
+        for k in 1...n { try fx.register("C\(k)", [dep("G")], scope: .container) }
+        try fx.register("X", scope: .transient) { _ in
+            guard current.value else { return }
+            do { _ = try fx.resolve("H"); nested.value = "made" } catch let e as TetherError { nested.value = "\(e.code): \(e.message)" }
+        }
+        // H's creation plan recorded (a run up to X, reporting the cycle: nothing cached after it).
+        current.value = true
+        _ = try fx.resolve("X")
+        #expect(nested.value.hasPrefix("\(ErrorCode.cycle)"), "\(nested.value)")
+        let c1 = try fx.resolve("C1")
+        fx.tracker.note("armed")
+        let published = Box(1), refused = Box<[String]>([])
+        let counts = try withTestHook {
+            Plan.Recorder.setBeforeReadingCache { r in
+                guard fx.owns(r), r.key == Key("One"), published.value < n - 1 else { return }
+                published.value += 1
+                let outcome = resolvedNoWaitElsewhere(fx, "C\(published.value)")
+                if outcome != "made" { refused.value.append("C\(published.value) \(outcome)") }
+            }
+            defer { Plan.Recorder.setBeforeReadingCache(nil) }
+            defer { current.value = false }
+            return try counted { _ = try fx.resolve("X") }
+        }
+        #expect(counts == ["resolves": 2, "containerHeld": 1], "\(counts)")
+        #expect(nested.value.hasPrefix("\(ErrorCode.cycle)") && nested.value.contains("\"X\" -> \"H\" -> \"X\""), "\(nested.value)")
+        #expect(published.value == n - 1 && refused.value.isEmpty, "\(published.value) \(refused.value)")
+        let log = fx.tracker.log
+        let armed = try #require(log.firstIndex(of: "armed"))
+        let others = (2..<n).flatMap { ["make G", "make C\($0)"] }
+        let made = ["make One"] + (1..<n).map { "make K\($0)" } + ["make G", "make C\(n)", "make K\(n)"]
+        let dropped = ["drop K\(n)", "drop C\(n)", "drop G"] + (1..<n).reversed().map { "drop K\($0)" } + ["drop One"]
+        #expect(Array(log[(armed + 1)...]) == others + made + dropped + ["make X", "drop X"], "\(log[armed...])")
+        withExtendedLifetime(c1) {}
+        #expect(fx.tracker.badDrops == 0)
+    }
 }
