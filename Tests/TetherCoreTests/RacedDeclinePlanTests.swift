@@ -107,7 +107,7 @@ import Testing
     /// every variant's claims find one more cached and switch again. Past `Graph.maxCreationPicks` such picks `Graph.run`
     /// lets the variant go (`containerHeld`), and every pick after, held or not, finds a set cached: the build, which
     /// reports the cycle. A pin of what is left (branch raced): running the variant past the bound under the hold
-    /// (`claimInOrder`) was tried and is not enough, the walks still publishing under it (counted `other` then).
+    /// (`claimInOrder`) was tried and is not enough: every held pick still switched (counted `other` then).
     @Test func containerStepsPublishedUnderEveryVariantOfARunUpToACutAreStillBuilt() throws {
         let fx = try Fixture()
         let n = 12
