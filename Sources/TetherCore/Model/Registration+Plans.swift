@@ -229,9 +229,7 @@ extension Registration {
         if address == Self.noMorePlans { return oneShotPlan(configuration) }
         if mayRecordCreation(configuration),
            let recorded = installCreationPlan(Plan.recordCreating(self, configuration: configuration), configuration) { return recorded }
-        if let picked = pickAfterChange(configuration, address) { return picked }
-        // Past `maxPlans` creation plans of this configuration (keeping them): one for this run.
-        return mayRecordCreation(configuration) ? nil : oneShotPlan(configuration)
+        return pickAfterChange(configuration, address)
     }
 
     /// A plan for the caches' state now that no registration keeps (`Plan.record(creating:)`: warm or
@@ -274,7 +272,8 @@ extension Registration {
     /// published a key or let its last one go between the checks), or `maxPlans` were recorded: the warm
     /// plan if it fits the caches now, else a creation plan whose shared leaves are all cached, its creation
     /// steps cached or not (`Plan.matchesCaches(takingPublished:)`: its claims take one published,
-    /// `Graph.claimCreations`, as the build takes it where its walk asks). Nil: none (the graph builds it).
+    /// `Graph.claimCreations`, as the build takes it where its walk asks); else, past `maxPlans` creation plans
+    /// (keeping them), a one-shot plan for the caches now (`oneShotPlan`). Nil: none (the graph builds it).
     /// Out of line: a race.
     @inline(never)
     private func pickAfterChange(_ configuration: UInt, _ address: UInt) -> Borrowed<Plan>? {
@@ -283,7 +282,12 @@ extension Registration {
             return warm
         }
         let known = lock.withSpinLock { withRare { rare in rare.creationPlans.filter { $0.configuration == configuration && !$0.hasLocals } } ?? [] }
-        return known.last(where: { $0.matchesCaches(takingPublished: true) }).map { .init($0) }
+        if let found = known.last(where: { $0.matchesCaches(takingPublished: true) }) { return .init(found) }
+        // Past `maxPlans` creation plans of this configuration (keeping them): one for this run. Also where a new
+        // configuration's plan was just recorded (`recordPlan`): another thread may have recorded the last creation
+        // plan between this one's `mayRecordCreation` and its install (since branch raced; the build before, `other`:
+        // the warm plan recorded next, no reason of its own).
+        return mayRecordCreation(configuration) ? nil : oneShotPlan(configuration)
     }
 
     /// Tests only (`setAfterWarmCheck`): called with the registration in `creationPlan` right after its warm

@@ -230,8 +230,10 @@ extension Plan {
     /// (`skipUnderCached`): recorded once per such set (at most `maxMixedVariants`), walked again with those as
     /// leaves taken from the resolving container's cache (`Recorder.leafContainers`) and the others made, the
     /// order the build makes them in then (a step those asked for that a made step takes is made where it asks).
-    /// Nil: none (past the bound; a walk that declines, or marks none under the container steps it makes; a
-    /// configuration changed since this plan was recorded). A plan that `needsGraph` (completion callbacks, slots
+    /// Nil: none (past the bound; a walk that declines, or marks none under the container steps it makes). A
+    /// configuration changed since this plan was recorded (a race: another thread registered between the pick and the
+    /// walk) is the one the build walks then too: the variant is walked for it, for the run only (`keptByNone`; since
+    /// branch raced, the build before: a request's `requestReadsRequest`). A plan that `needsGraph` (completion callbacks, slots
     /// made per resolve) has variants that do too, replayed into the graph (`Graph.switchesToVariant`). Picked
     /// by `variant(forCached:)`.
     /// Walked without the store's lock (`MixedVariants`): two runs of a set not kept yet both walk, the first kept serves both.
@@ -240,8 +242,9 @@ extension Plan {
         let known = mixedVariants.known(cached)
         if known.found { return known.plan }
         let plan = recordMixed(cached)
-        // (A creating walk that found the caches changed since this plan's pick: not kept, `sameCreations`.)
-        if plan.map({ !createsShared || sameCreations(as: $0) }) ?? true {
+        // (A creating walk that found the caches changed since this plan's pick, or a walk of another configuration: not
+        // kept, `sameCreations`.)
+        if plan.map({ $0.configuration == configuration && (!createsShared || sameCreations(as: $0)) }) ?? true {
             let kept = mixedVariants.keep(cached, plan, limit: Plan.maxMixedVariants)
             if kept.found { return kept.plan }
         }
@@ -264,7 +267,9 @@ extension Plan {
     /// (`needsContainersUncached`).
     private func recordMixed(_ cached: UInt) -> Plan? {
         let root = steps[steps.count - 1].registration.object
-        guard cached & 1 << UInt(steps.count - 1) == 0, root.container.configuration == configuration else { return nil }
+        guard cached & 1 << UInt(steps.count - 1) == 0 else { return nil }
+        // (Read before the walk, as `record`'s callers read it: another than this plan's, the variant is for this run only.)
+        let configuration = root.container.configuration
         let leaves = Set(containerSteps.filter { cached & 1 << UInt($0) != 0 }.map { ObjectIdentifier(steps[$0].registration.object) })
         let creating = createsShared
         // Run as this plan: without a graph (no slots made per resolve, no completion callbacks), or replayed into it
@@ -287,7 +292,7 @@ extension Plan {
         (made.makesContainer, made.recordsSlots, made.marksUnderContainer, made.leafContainers) = (true, true, false, leaves)
         made.createsUncached = creating
         guard made.visit(Borrowed(root)) != nil, fits(made) else { return nil }
-        var allCached = cachedVariant
+        var allCached = configuration == self.configuration ? cachedVariant : nil  // (another's: walked for it)
         if allCached == nil {
             guard let walk = try? Plan.walkEveryContainerCached(root, creating: creating), fits(walk) else { return nil }
             allCached = kept(Plan(steps: walk.steps, inputs: walk.inputs, configuration: configuration, objects: nil, slots: walk.slots))
